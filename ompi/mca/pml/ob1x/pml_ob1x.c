@@ -1,0 +1,210 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * The PML module: process and communicator management, progress, dump.
+ */
+#include "ompi_config.h"
+
+#include "opal/class/opal_bitmap.h"
+#include "ompi/mca/bml/base/base.h"
+#include "ompi/mca/pml/base/base.h"
+#include "ompi/mca/rte/rte.h"
+
+#include "pml_ob1x.h"
+#include "pml_ob1x_comm.h"
+#include "pml_ob1x_ctl.h"
+#include "pml_ob1x_recvfrag.h"
+#include "pml_ob1x_sendreq.h"
+
+mca_pml_ob1x_t mca_pml_ob1x = {
+    .super = {
+        .pml_add_procs = ob1x_add_procs,
+        .pml_del_procs = ob1x_del_procs,
+        .pml_enable = ob1x_enable,
+        .pml_progress = ob1x_progress,
+        .pml_add_comm = ob1x_add_comm,
+        .pml_del_comm = ob1x_del_comm,
+        .pml_irecv_init = ob1x_irecv_init,
+        .pml_irecv = ob1x_irecv,
+        .pml_recv = ob1x_recv,
+        .pml_isend_init = ob1x_isend_init,
+        .pml_isend = ob1x_isend,
+        .pml_send = ob1x_send,
+        .pml_iprobe = ob1x_iprobe,
+        .pml_probe = ob1x_probe,
+        .pml_start = ob1x_start,
+        .pml_improbe = ob1x_improbe,
+        .pml_mprobe = ob1x_mprobe,
+        .pml_imrecv = ob1x_imrecv,
+        .pml_mrecv = ob1x_mrecv,
+        .pml_dump = ob1x_dump,
+        .pml_ft_event = ob1x_ft_event,
+        .pml_max_contextid = OB1X_MAX_CONTEXTID,
+        .pml_max_tag = OB1X_MAX_TAG,
+        .pml_flags = 0,
+    },
+};
+
+static void btl_error(struct mca_btl_base_module_t *btl, int32_t flags, opal_proc_t *errproc,
+                      char *btlinfo)
+{
+    if (!(flags & MCA_BTL_ERROR_FLAGS_FATAL)) {
+        return;
+    }
+    opal_output(0, "pml:ob1x: BTL %s lost the connection%s%s%s%s; the job cannot continue",
+                btl->btl_component->btl_version.mca_component_name,
+                NULL != errproc ? " to " : "",
+                NULL != errproc ? OPAL_NAME_PRINT(errproc->proc_name) : "",
+                NULL != btlinfo ? ": " : "", NULL != btlinfo ? btlinfo : "");
+    ompi_rte_abort(OMPI_ERR_UNREACH, NULL);
+}
+
+/* ob1x sends raw bytes without conversion: every process must share our
+ * data representation. */
+static int check_homogeneous(struct ompi_proc_t **procs, size_t nprocs)
+{
+    for (size_t i = 0; i < nprocs; ++i) {
+        if (procs[i]->super.proc_arch != ompi_proc_local()->super.proc_arch) {
+            opal_output(0, "pml:ob1x: process %s has a different architecture; ob1x supports "
+                           "homogeneous jobs only (use --mca pml ob1)",
+                        OMPI_NAME_PRINT(&procs[i]->super.proc_name));
+            return OMPI_ERR_NOT_SUPPORTED;
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
+int ob1x_add_procs(struct ompi_proc_t **procs, size_t nprocs)
+{
+    OB1X_VERBOSE(10, "add_procs(%zu)", nprocs);
+    static bool registered;
+    opal_bitmap_t reachable;
+    int rc;
+
+    if (!registered) {
+        /* Before any peer is known: messages may arrive as soon as it is. */
+        rc = ob1x_register_callbacks();
+        if (OMPI_SUCCESS == rc) {
+            rc = mca_bml.bml_register_error(btl_error);
+        }
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+        registered = true;
+    }
+    if (0 == nprocs) {
+        return OMPI_SUCCESS;
+    }
+    rc = check_homogeneous(procs, nprocs);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    rc = mca_pml_base_pml_check_selected("ob1x", procs, nprocs);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    OBJ_CONSTRUCT(&reachable, opal_bitmap_t);
+    rc = opal_bitmap_init(&reachable, (int) nprocs);
+    if (OMPI_SUCCESS == rc) {
+        rc = mca_bml.bml_add_procs(nprocs, procs, &reachable);
+    }
+    OBJ_DESTRUCT(&reachable);
+    return rc;
+}
+
+int ob1x_del_procs(struct ompi_proc_t **procs, size_t nprocs)
+{
+    ob1x_procs_release(procs, nprocs);
+    return mca_bml.bml_del_procs(nprocs, procs);
+}
+
+int ob1x_enable(bool enable)
+{
+    mca_pml_ob1x.enabled = enable;
+    return OMPI_SUCCESS;
+}
+
+/* Retry sends that waited for BTL resources. */
+static int progress_sends(void)
+{
+    int done = 0;
+
+    for (;;) {
+        ob1x_send_request_t *req;
+        ob1x_send_state_t state;
+
+        OPAL_THREAD_LOCK(&mca_pml_ob1x.pending_lock);
+        req = (ob1x_send_request_t *) opal_list_remove_first(&mca_pml_ob1x.pending_sends);
+        if (NULL != req) {
+            state = req->state;
+            req->state = OB1X_SEND_IDLE;
+        }
+        OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);
+        if (NULL == req) {
+            break;
+        }
+        opal_atomic_add_fetch_32(&mca_pml_ob1x.pending_count, -1);
+        if (OB1X_SEND_START_PENDING == state) {
+            int rc = ob1x_send_request_start(req);
+            if (OMPI_ERR_OUT_OF_RESOURCE == rc) {
+                ob1x_send_request_queue(req, OB1X_SEND_START_PENDING);
+                break; /* still no room: try again on a later call */
+            }
+        } else {
+            ob1x_send_request_schedule(req);
+            if (OB1X_SEND_IDLE != req->state) {
+                break;
+            }
+        }
+        ++done;
+    }
+    return done;
+}
+
+/*
+ * Registered with opal_progress: costs one load when nothing waits, and
+ * makes queued work go out on its own, never only when some other
+ * completion happens to fire.
+ */
+int ob1x_progress(void)
+{
+    int done = 0;
+
+    if (OPAL_LIKELY(0 == mca_pml_ob1x.pending_count)) {
+        return 0;
+    }
+    if (!opal_list_is_empty(&mca_pml_ob1x.pending_ctl)) {
+        done += ob1x_ctl_progress();
+    }
+    if (!opal_list_is_empty(&mca_pml_ob1x.pending_sends)) {
+        done += progress_sends();
+    }
+    return done;
+}
+
+int ob1x_dump(struct ompi_communicator_t *comm, int verbose)
+{
+    ob1x_comm_t *oc = ob1x_comm_of(comm);
+
+    (void) verbose;
+    if (NULL == oc) {
+        return OMPI_SUCCESS;
+    }
+    opal_output(0, "pml:ob1x: communicator %d: %zu unexpected, %zu wildcard receives posted",
+                comm->c_contextid, oc->unexpected_count, opal_list_get_size(&oc->wildcard));
+    for (int i = 0; i < oc->num_peers; ++i) {
+        ob1x_comm_peer_t *peer = &oc->peers[i];
+        opal_output(0, "pml:ob1x:   peer %d: send seq %d, expected seq %d, %zu posted, "
+                       "%zu unexpected, %zu out of order",
+                    i, (int) (uint16_t) peer->send_seq, peer->expected_seq,
+                    opal_list_get_size(&peer->specific), opal_list_get_size(&peer->unexpected),
+                    opal_list_get_size(&peer->out_of_order));
+    }
+    return OMPI_SUCCESS;
+}
+
+int ob1x_ft_event(int state)
+{
+    (void) state;
+    return OMPI_ERR_NOT_SUPPORTED;
+}

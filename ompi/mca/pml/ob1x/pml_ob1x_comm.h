@@ -1,0 +1,80 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * Matching state. Each communicator holds one ob1x_comm_t (hung on
+ * comm->c_pml_comm) with a slot per peer of its remote group, so that
+ * matching a message from one peer never walks queues of unrelated peers.
+ * Each process also keeps one ob1x_proc_t per peer process (flow control).
+ *
+ * Locking: everything in ob1x_comm_t and its peers is protected by
+ * ob1x_comm_t.lock, except send_seq which is an atomic counter.
+ */
+#ifndef PML_OB1X_COMM_H
+#define PML_OB1X_COMM_H
+
+#include "ompi_config.h"
+
+#include "opal/class/opal_list.h"
+#include "opal/threads/mutex.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/proc/proc.h"
+
+BEGIN_C_DECLS
+
+typedef struct ob1x_comm_peer {
+    volatile int32_t send_seq; /* next sequence number we send to this peer (low 16 bits) */
+    uint16_t expected_seq;        /* next sequence number we accept from this peer */
+    int tombstones;               /* cancelled-message markers waiting in out_of_order */
+    opal_list_t specific;         /* posted receives naming this peer, in posting order */
+    opal_list_t unexpected;       /* in-sequence fragments nobody has matched yet */
+    opal_list_t out_of_order;     /* fragments ahead of expected_seq, sorted by sequence */
+} ob1x_comm_peer_t;
+
+typedef struct ob1x_comm {
+    opal_mutex_t lock;
+    uint32_t post_seq;       /* posting order of receives: decides specific vs. wildcard */
+    opal_list_t wildcard;    /* posted MPI_ANY_SOURCE receives, in posting order */
+    size_t unexpected_count; /* unexpected fragments over all peers */
+    int num_peers;
+    ob1x_comm_peer_t peers[]; /* indexed by rank in the remote group */
+} ob1x_comm_t;
+
+/* Per peer process (not per communicator): receiver-congestion state. */
+typedef struct ob1x_proc {
+    volatile int32_t congested;  /* the peer asked us to send by rendezvous only */
+    uint64_t flow_gen_seen;      /* newest FLOW generation received from the peer */
+    uint64_t flow_gen_sent;      /* generation of the last FLOW we sent to the peer */
+    bool xoff_sent;              /* we told the peer we are congested */
+    opal_list_item_t xoff_item;  /* on the list of peers told so */
+    struct ompi_proc_t *proc;
+} ob1x_proc_t;
+
+static inline ob1x_comm_t *ob1x_comm_of(struct ompi_communicator_t *comm)
+{
+    return (ob1x_comm_t *) comm->c_pml_comm;
+}
+
+/* Sequence numbers wrap at 16 bits; "ahead" means within half the space. */
+static inline bool ob1x_seq_ahead(uint16_t seq, uint16_t expected)
+{
+    return (uint16_t)(seq - expected) < 0x8000;
+}
+
+ob1x_proc_t *ob1x_proc_create(struct ompi_proc_t *proc);
+
+/* The per-process state of a peer, created on first use. */
+static inline ob1x_proc_t *ob1x_proc_lookup(struct ompi_proc_t *proc)
+{
+    ob1x_proc_t *op = (ob1x_proc_t *) proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML];
+    if (OPAL_UNLIKELY(NULL == op)) {
+        op = ob1x_proc_create(proc);
+    }
+    return op;
+}
+
+/* Drop the per-process state of departing processes. */
+void ob1x_procs_release(struct ompi_proc_t **procs, size_t nprocs);
+
+END_C_DECLS
+
+#endif /* PML_OB1X_COMM_H */

@@ -1,0 +1,101 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ */
+#include "ompi_config.h"
+
+#include <string.h>
+
+#include "ompi/mca/bml/base/base.h"
+
+#include "pml_ob1x.h"
+#include "pml_ob1x_ctl.h"
+
+OBJ_CLASS_INSTANCE(ob1x_ctl_t, opal_list_item_t, NULL, NULL);
+
+/* BTLs may call back even without MCA_BTL_DES_SEND_ALWAYS_CALLBACK (vader
+ * does when it had to queue the fragment), so a callback must exist. */
+static void ctl_sent(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+                     mca_btl_base_descriptor_t *des, int status)
+{
+    (void) btl;
+    (void) ep;
+    (void) des;
+    (void) status;
+}
+
+/* One attempt on one BTL; OMPI_ERR_OUT_OF_RESOURCE when it has no room now. */
+static int ctl_try_send(struct ompi_proc_t *proc, const ob1x_hdr_t *hdr)
+{
+    mca_bml_base_endpoint_t *ep = mca_bml_base_get_endpoint(proc);
+    size_t size = ob1x_hdr_size(hdr->common.type);
+    mca_btl_base_descriptor_t *des;
+    mca_bml_base_btl_t *bml_btl;
+    int rc;
+
+    if (OPAL_UNLIKELY(NULL == ep || 0 == mca_bml_base_btl_array_get_size(&ep->btl_eager))) {
+        return OMPI_ERR_UNREACH;
+    }
+    bml_btl = mca_bml_base_btl_array_get_next(&ep->btl_eager);
+    mca_bml_base_alloc(bml_btl, &des, MCA_BTL_NO_ORDER, size,
+                       MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
+    if (OPAL_UNLIKELY(NULL == des)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    memcpy(des->des_segments[0].seg_addr.pval, hdr, size);
+    des->des_segments[0].seg_len = size;
+    des->des_cbfunc = ctl_sent;
+    rc = mca_bml_base_send(bml_btl, des, OB1X_BTL_TAG(hdr->common.type));
+    if (OPAL_UNLIKELY(rc < 0)) {
+        mca_bml_base_free(bml_btl, des);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    return OMPI_SUCCESS;
+}
+
+int ob1x_ctl_send(struct ompi_proc_t *proc, const ob1x_hdr_t *hdr)
+{
+    ob1x_ctl_t *ctl;
+    int rc = ctl_try_send(proc, hdr);
+
+    if (OPAL_LIKELY(OMPI_ERR_OUT_OF_RESOURCE != rc)) {
+        return rc;
+    }
+    ob1x_count_event(OB1X_EV_RESOURCE_RETRIES);
+    ctl = OBJ_NEW(ob1x_ctl_t);
+    if (NULL == ctl) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    ctl->proc = proc;
+    ctl->hdr = *hdr;
+    OPAL_THREAD_LOCK(&mca_pml_ob1x.pending_lock);
+    opal_list_append(&mca_pml_ob1x.pending_ctl, &ctl->super);
+    OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);
+    ob1x_pending_added();
+    return OMPI_SUCCESS;
+}
+
+int ob1x_ctl_progress(void)
+{
+    int sent = 0;
+
+    for (;;) {
+        ob1x_ctl_t *ctl;
+        OPAL_THREAD_LOCK(&mca_pml_ob1x.pending_lock);
+        ctl = (ob1x_ctl_t *) opal_list_remove_first(&mca_pml_ob1x.pending_ctl);
+        OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);
+        if (NULL == ctl) {
+            break;
+        }
+        if (OMPI_ERR_OUT_OF_RESOURCE == ctl_try_send(ctl->proc, &ctl->hdr)) {
+            /* Still no room: put it back in front to keep control order. */
+            OPAL_THREAD_LOCK(&mca_pml_ob1x.pending_lock);
+            opal_list_prepend(&mca_pml_ob1x.pending_ctl, &ctl->super);
+            OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);
+            break;
+        }
+        opal_atomic_add_fetch_32(&mca_pml_ob1x.pending_count, -1);
+        OBJ_RELEASE(ctl);
+        ++sent;
+    }
+    return sent;
+}

@@ -1,0 +1,135 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * Wire headers of pml/ob1x. Every message a BTL carries for us starts with one
+ * of these. All fields are in the sender's byte order: ob1x refuses
+ * heterogeneous jobs at add_procs, so no conversion is ever needed.
+ *
+ * Every header starts with the same two bytes (type, flags); the third byte
+ * is the wire version, checked on receipt so that two different builds of
+ * ob1x in one job fail loudly instead of misreading each other.
+ */
+#ifndef PML_OB1X_HDR_H
+#define PML_OB1X_HDR_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "opal/mca/btl/btl.h"
+
+/* Bump whenever a header layout or meaning changes. */
+#define OB1X_HDR_VERSION 1
+
+/* Header types; the BTL tag of a message is MCA_BTL_TAG_PML + type. */
+enum ob1x_hdr_type {
+    OB1X_HDR_MATCH = 1, /* eager message: header + whole payload */
+    OB1X_HDR_RNDV = 2,  /* rendezvous: header + first part of the payload */
+    OB1X_HDR_ACK = 3,   /* receiver matched a RNDV; sender may continue */
+    OB1X_HDR_FRAG = 4,  /* a pipeline fragment of a matched message */
+    OB1X_HDR_RGET = 5,  /* reserved for RDMA direct get */
+    OB1X_HDR_PUT = 6,   /* reserved for RDMA put (receiver-offered buffer) */
+    OB1X_HDR_FIN = 7,   /* reserved for RDMA completion */
+    OB1X_HDR_CANCEL = 8,     /* sender asks to withdraw an unmatched message */
+    OB1X_HDR_CANCEL_ACK = 9, /* receiver's answer to CANCEL */
+    OB1X_HDR_FLOW = 10,      /* receiver's unexpected-queue congestion state */
+    OB1X_HDR_TYPE_MAX
+};
+
+#define OB1X_BTL_TAG(type) ((mca_btl_base_tag_t)(MCA_BTL_TAG_PML + (type)))
+
+/* Flags of the common header. */
+#define OB1X_HDR_FLAG_SYNC 0x01 /* sender wants an ACK even if all data came with RNDV */
+
+typedef struct ob1x_hdr_common {
+    uint8_t type;    /* enum ob1x_hdr_type */
+    uint8_t flags;   /* OB1X_HDR_FLAG_* */
+    uint8_t version; /* OB1X_HDR_VERSION of the sender */
+    uint8_t pad;
+} ob1x_hdr_common_t;
+
+/* MATCH: everything the receiver needs to match; payload follows. 16 bytes. */
+typedef struct ob1x_hdr_match {
+    ob1x_hdr_common_t common;
+    uint16_t ctx;  /* communicator context id (c_contextid) */
+    uint16_t seq;  /* per (communicator, sender, receiver) sequence number */
+    int32_t src;   /* sender's rank in the communicator (local group) */
+    int32_t tag;   /* MPI tag */
+} ob1x_hdr_match_t;
+
+/* RNDV: a MATCH plus the total length and the sender's request. 32 bytes. */
+typedef struct ob1x_hdr_rndv {
+    ob1x_hdr_match_t match;
+    uint64_t msg_length;  /* total packed bytes of the message */
+    uint64_t src_req;     /* sender's request, echoed back in ACK/CANCEL_ACK */
+} ob1x_hdr_rndv_t;
+
+/* ACK: receiver matched a RNDV. 24 bytes. */
+typedef struct ob1x_hdr_ack {
+    ob1x_hdr_common_t common;
+    uint32_t pad;
+    uint64_t src_req;     /* sender's request from the RNDV */
+    uint64_t dst_req;     /* receiver's request, carried by every FRAG */
+} ob1x_hdr_ack_t;
+
+/* FRAG: one pipeline fragment; payload follows. 24 bytes. */
+typedef struct ob1x_hdr_frag {
+    ob1x_hdr_common_t common;
+    uint32_t pad;
+    uint64_t offset;      /* byte offset of the payload in the packed message */
+    uint64_t dst_req;     /* receiver's request from the ACK */
+} ob1x_hdr_frag_t;
+
+/* CANCEL / CANCEL_ACK: identify a message by (ctx, src, seq). 24 bytes. */
+typedef struct ob1x_hdr_cancel {
+    ob1x_hdr_common_t common;
+    uint16_t ctx;
+    uint16_t seq;
+    int32_t src;          /* sender's rank in the communicator */
+    uint32_t cancelled;   /* CANCEL_ACK only: 1 if the message was withdrawn */
+    uint64_t src_req;     /* sender's request */
+} ob1x_hdr_cancel_t;
+
+/* FLOW: tells a sender whether the receiver's unexpected queue is over its limit.
+ * A BTL callback does not name the sending process, so the header does. 24 bytes. */
+typedef struct ob1x_hdr_flow {
+    ob1x_hdr_common_t common;
+    uint32_t congested;   /* 1: send everything by rendezvous; 0: eager allowed again */
+    uint64_t generation;  /* increases with every FLOW sent to this peer; stale ones are ignored */
+    uint32_t jobid;       /* the receiver's process name (opal_process_name_t) */
+    uint32_t vpid;
+} ob1x_hdr_flow_t;
+
+typedef union ob1x_hdr {
+    ob1x_hdr_common_t common;
+    ob1x_hdr_match_t match;
+    ob1x_hdr_rndv_t rndv;
+    ob1x_hdr_ack_t ack;
+    ob1x_hdr_frag_t frag;
+    ob1x_hdr_cancel_t cancel;
+    ob1x_hdr_flow_t flow;
+} ob1x_hdr_t;
+
+static inline void ob1x_hdr_common_init(ob1x_hdr_common_t *hdr, uint8_t type, uint8_t flags)
+{
+    hdr->type = type;
+    hdr->flags = flags;
+    hdr->version = OB1X_HDR_VERSION;
+    hdr->pad = 0;
+}
+
+/* Size of the header of a message of the given type. */
+static inline size_t ob1x_hdr_size(uint8_t type)
+{
+    switch (type) {
+    case OB1X_HDR_MATCH: return sizeof(ob1x_hdr_match_t);
+    case OB1X_HDR_RNDV: return sizeof(ob1x_hdr_rndv_t);
+    case OB1X_HDR_ACK: return sizeof(ob1x_hdr_ack_t);
+    case OB1X_HDR_FRAG: return sizeof(ob1x_hdr_frag_t);
+    case OB1X_HDR_CANCEL:
+    case OB1X_HDR_CANCEL_ACK: return sizeof(ob1x_hdr_cancel_t);
+    case OB1X_HDR_FLOW: return sizeof(ob1x_hdr_flow_t);
+    default: return 0;
+    }
+}
+
+#endif /* PML_OB1X_HDR_H */

@@ -1,0 +1,87 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * The send protocols of ob1x and the MPI_T performance variables that count
+ * them. Each protocol is one row of a table (pml_ob1x_pvars.c), and every
+ * counter is exported as pml_ob1x_<name>, so tests can prove which protocol
+ * carried a message.
+ */
+#ifndef PML_OB1X_PVARS_H
+#define PML_OB1X_PVARS_H
+
+#include <stdint.h>
+#include "opal/sys/atomic.h"
+#include "opal/threads/threads.h"
+#include "opal/runtime/opal.h"
+
+/* Sender-side protocols (see docs/ob1x.md for the selection table). */
+typedef enum ob1x_protocol {
+    OB1X_PROTO_EAGER_IMMEDIATE, /* btl_sendi, no request needed */
+    OB1X_PROTO_EAGER_PREPARED,  /* btl_prepare_src straight from the user buffer */
+    OB1X_PROTO_EAGER_ALLOCATED, /* btl_alloc + pack */
+    OB1X_PROTO_SENDRECV_PIPELINE, /* RNDV + ACK + FRAGs */
+    OB1X_PROTO_BUFFERED_PIPELINE, /* packed into the attached buffer, then pipeline */
+    OB1X_PROTO_COUNT
+} ob1x_protocol_t;
+
+/* Other counters, one MPI_T variable each. */
+typedef enum ob1x_event {
+    OB1X_EV_SYNCHRONOUS,       /* synchronous-mode sends */
+    OB1X_EV_FLOW_CONTROL_RNDV, /* sends forced to rendezvous by a congested receiver */
+    OB1X_EV_OUT_OF_ORDER,      /* MATCH/RNDV received ahead of sequence */
+    OB1X_EV_RESOURCE_RETRIES,  /* sends / control messages queued for lack of BTL resources */
+    OB1X_EV_UNEXPECTED_HIGHWATER, /* largest unexpected-queue length seen (messages) */
+    OB1X_EV_COUNT
+} ob1x_event_t;
+
+typedef struct ob1x_counters {
+    uint64_t messages[OB1X_PROTO_COUNT];
+    uint64_t bytes[OB1X_PROTO_COUNT];
+    uint64_t events[OB1X_EV_COUNT];
+    int64_t unexpected_length; /* current number of unexpected messages */
+} ob1x_counters_t;
+
+extern ob1x_counters_t ob1x_counters;
+
+int ob1x_pvars_register(void);
+
+/* Counting must be exact under MPI_THREAD_MULTIPLE, but cost nothing more
+ * than an add when only one thread runs. */
+static inline void ob1x_count_add(uint64_t *counter, uint64_t value)
+{
+    if (opal_using_threads()) {
+        opal_atomic_add_fetch_64((volatile int64_t *) counter, (int64_t) value);
+    } else {
+        *counter += value;
+    }
+}
+
+static inline void ob1x_count_protocol(ob1x_protocol_t proto, size_t bytes)
+{
+    ob1x_count_add(&ob1x_counters.messages[proto], 1);
+    ob1x_count_add(&ob1x_counters.bytes[proto], bytes);
+}
+
+static inline void ob1x_count_event(ob1x_event_t ev)
+{
+    ob1x_count_add(&ob1x_counters.events[ev], 1);
+}
+
+/* Called with the communicator's matching lock held. */
+static inline void ob1x_count_unexpected(int delta)
+{
+    int64_t now;
+    if (opal_using_threads()) {
+        now = opal_atomic_add_fetch_64((volatile int64_t *) &ob1x_counters.unexpected_length,
+                                       delta);
+    } else {
+        now = (ob1x_counters.unexpected_length += delta);
+    }
+    if (now > (int64_t) ob1x_counters.events[OB1X_EV_UNEXPECTED_HIGHWATER]) {
+        /* A racy max is fine: the lock of one communicator serialises its own
+         * updates, and the mark is a diagnostic, not a limit. */
+        ob1x_counters.events[OB1X_EV_UNEXPECTED_HIGHWATER] = (uint64_t) now;
+    }
+}
+
+#endif /* PML_OB1X_PVARS_H */

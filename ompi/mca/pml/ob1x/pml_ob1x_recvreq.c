@@ -1,0 +1,241 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * Receive requests. A request is matched under its communicator's lock;
+ * the data is delivered after the lock is dropped. `bytes_received` counts
+ * every payload byte the sender sends (also those dropped by truncation), and
+ * whoever brings it to the message length completes the request.
+ */
+#include "ompi_config.h"
+
+#include <string.h>
+
+#include "ompi/mca/bml/base/base.h"
+#include "ompi/datatype/ompi_datatype.h"
+
+#include "pml_ob1x.h"
+#include "pml_ob1x_ctl.h"
+#include "pml_ob1x_recvreq.h"
+
+static int recv_request_free(struct ompi_request_t **request);
+static int recv_request_cancel(struct ompi_request_t *request, int complete);
+
+static void recv_request_construct(ob1x_recv_request_t *req)
+{
+    req->base.req_base.req_type = MCA_PML_REQUEST_RECV;
+    req->base.req_base.req_ompi.req_start = ob1x_start;
+    req->base.req_base.req_ompi.req_free = recv_request_free;
+    req->base.req_base.req_ompi.req_cancel = recv_request_cancel;
+    OBJ_CONSTRUCT(&req->lock, opal_mutex_t);
+}
+
+static void recv_request_destruct(ob1x_recv_request_t *req)
+{
+    OBJ_DESTRUCT(&req->lock);
+}
+
+OBJ_CLASS_INSTANCE(ob1x_recv_request_t, mca_pml_base_recv_request_t, recv_request_construct,
+                   recv_request_destruct);
+
+void ob1x_recv_request_init(ob1x_recv_request_t *req, void *buf, size_t count,
+                            struct ompi_datatype_t *dtype, int src, int tag,
+                            struct ompi_communicator_t *comm, bool persistent)
+{
+    MCA_PML_BASE_RECV_REQUEST_INIT(&req->base, buf, count, dtype, src, tag, comm, persistent);
+    /* The job is homogeneous (checked at add_procs), so the local convertor
+     * serves every sender and can be prepared before the match. */
+    opal_convertor_copy_and_prepare_for_recv(ompi_proc_local()->super.proc_convertor,
+                                             &dtype->super, count, buf, 0,
+                                             &req->base.req_base.req_convertor);
+    opal_convertor_get_packed_size(&req->base.req_base.req_convertor, &req->capacity);
+    req->release_bits = 0;
+}
+
+static void recv_request_release(ob1x_recv_request_t *req)
+{
+    MCA_PML_BASE_RECV_REQUEST_FINI(&req->base);
+    opal_free_list_return(&mca_pml_ob1x.recv_requests, (opal_free_list_item_t *) req);
+}
+
+static void recv_request_mark(ob1x_recv_request_t *req, int32_t bit)
+{
+    int32_t old = opal_atomic_fetch_or_32(&req->release_bits, bit);
+    if ((old | bit) == (OB1X_REL_FREED | OB1X_REL_PML_DONE) && !(old & bit)) {
+        recv_request_release(req);
+    }
+}
+
+void ob1x_recv_request_complete(ob1x_recv_request_t *req)
+{
+    ompi_status_public_t *status = &req->base.req_base.req_ompi.req_status;
+
+    if (OPAL_UNLIKELY(req->msg_length > req->capacity)) {
+        status->MPI_ERROR = MPI_ERR_TRUNCATE;
+        status->_ucount = req->capacity;
+    } else {
+        status->_ucount = req->msg_length;
+    }
+    req->base.req_base.req_pml_complete = true;
+    ompi_request_complete(&req->base.req_base.req_ompi, true);
+    recv_request_mark(req, OB1X_REL_PML_DONE);
+}
+
+/* Unpack one piece of payload at `offset` of the packed message. */
+static void recv_unpack(ob1x_recv_request_t *req, size_t offset, struct iovec *iov,
+                        uint32_t iov_count)
+{
+    opal_convertor_t *conv = &req->base.req_base.req_convertor;
+    size_t max_data = 0;
+
+    if (offset >= req->capacity) {
+        return; /* truncated part: counted, not stored */
+    }
+    if (conv->bConverted != offset) {
+        size_t position = offset;
+        opal_convertor_set_position(conv, &position);
+    }
+    for (uint32_t i = 0; i < iov_count; ++i) {
+        max_data += iov[i].iov_len;
+    }
+    opal_convertor_unpack(conv, iov, &iov_count, &max_data);
+}
+
+/* Gather the payload pieces of a BTL descriptor: the first segment minus
+ * the header, then any further segments. */
+static uint32_t payload_iov(struct iovec *iov, const unsigned char *data, size_t data_len,
+                            const mca_btl_base_segment_t *more, size_t nmore)
+{
+    uint32_t n = 0;
+    if (data_len > 0) {
+        iov[n].iov_base = (void *) data;
+        iov[n++].iov_len = data_len;
+    }
+    for (size_t i = 0; i < nmore && n < MCA_BTL_DES_MAX_SEGMENTS; ++i) {
+        iov[n].iov_base = more[i].seg_addr.pval;
+        iov[n++].iov_len = more[i].seg_len;
+    }
+    return n;
+}
+
+static void recv_request_add_bytes(ob1x_recv_request_t *req, size_t bytes)
+{
+    if (opal_atomic_add_fetch_size_t(&req->bytes_received, bytes) == req->msg_length) {
+        ob1x_recv_request_complete(req);
+    }
+}
+
+static void send_ack(ob1x_recv_request_t *req, const ob1x_hdr_rndv_t *rndv)
+{
+    struct ompi_proc_t *proc = ompi_comm_peer_lookup(req->base.req_base.req_comm,
+                                                     rndv->match.src);
+    ob1x_hdr_t ack;
+
+    memset(&ack, 0, sizeof(ack));
+    ob1x_hdr_common_init(&ack.common, OB1X_HDR_ACK, 0);
+    ack.ack.src_req = rndv->src_req;
+    ack.ack.dst_req = (uint64_t)(uintptr_t) req;
+    if (OMPI_SUCCESS != ob1x_ctl_send(proc, &ack)) {
+        opal_output(0, "pml:ob1x: cannot acknowledge a message from %s: peer unreachable",
+                    OMPI_NAME_PRINT(&proc->super.proc_name));
+    }
+}
+
+void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
+                               const unsigned char *data, size_t data_len,
+                               const mca_btl_base_segment_t *more, size_t nmore)
+{
+    struct iovec iov[MCA_BTL_DES_MAX_SEGMENTS + 1];
+    uint32_t n = payload_iov(iov, data, data_len, more, nmore);
+    size_t payload = 0;
+
+    for (uint32_t i = 0; i < n; ++i) {
+        payload += iov[i].iov_len;
+    }
+    if (OB1X_HDR_MATCH == hdr->common.type) {
+        ob1x_recv_request_matched(req, &hdr->match, payload);
+        if (payload > 0) {
+            recv_unpack(req, 0, iov, n);
+        }
+        req->bytes_received = payload;
+        ob1x_recv_request_complete(req);
+        return;
+    }
+    ob1x_recv_request_matched(req, &hdr->match, (size_t) hdr->rndv.msg_length);
+    if (payload > 0) {
+        recv_unpack(req, 0, iov, n);
+    }
+    /* The ACK must leave before the last byte is counted: completing first
+     * would let the user recycle the request while we still read it. */
+    send_ack(req, &hdr->rndv);
+    if (0 == req->msg_length) {
+        ob1x_recv_request_complete(req);
+    } else if (payload > 0) {
+        recv_request_add_bytes(req, payload);
+    }
+}
+
+void ob1x_recv_request_deliver_frag(ob1x_recv_request_t *req, ob1x_recv_frag_t *frag)
+{
+    ob1x_recv_request_deliver(req, &frag->hdr, frag->data, frag->data_len, NULL, 0);
+    ob1x_recv_frag_release(frag);
+}
+
+void ob1x_recv_request_frag(ob1x_recv_request_t *req, const ob1x_hdr_frag_t *hdr,
+                            const mca_btl_base_segment_t *segs, size_t nsegs)
+{
+    struct iovec iov[MCA_BTL_DES_MAX_SEGMENTS + 1];
+    const unsigned char *first = (const unsigned char *) segs[0].seg_addr.pval + sizeof(*hdr);
+    uint32_t n = payload_iov(iov, first, segs[0].seg_len - sizeof(*hdr), segs + 1, nsegs - 1);
+    size_t payload = 0;
+
+    for (uint32_t i = 0; i < n; ++i) {
+        payload += iov[i].iov_len;
+    }
+    OPAL_THREAD_LOCK(&req->lock);
+    recv_unpack(req, (size_t) hdr->offset, iov, n);
+    OPAL_THREAD_UNLOCK(&req->lock);
+    recv_request_add_bytes(req, payload);
+}
+
+static int recv_request_free(struct ompi_request_t **request)
+{
+    ob1x_recv_request_t *req = (ob1x_recv_request_t *) *request;
+
+    req->base.req_base.req_free_called = true;
+    recv_request_mark(req, OB1X_REL_FREED);
+    *request = MPI_REQUEST_NULL;
+    return OMPI_SUCCESS;
+}
+
+/* A receive can be cancelled while it waits in a posted queue. */
+static int recv_request_cancel(struct ompi_request_t *request, int complete)
+{
+    ob1x_recv_request_t *req = (ob1x_recv_request_t *) request;
+    ob1x_comm_t *oc = ob1x_comm_of(req->base.req_base.req_comm);
+    bool posted = false;
+
+    (void) complete;
+    if (NULL == oc || REQUEST_COMPLETE(request)) {
+        return OMPI_SUCCESS;
+    }
+    OPAL_THREAD_LOCK(&oc->lock);
+    /* Still in a posted queue means nothing has matched it. */
+    opal_list_t *queue = OMPI_ANY_SOURCE == req->base.req_base.req_peer
+                             ? &oc->wildcard
+                             : &oc->peers[req->base.req_base.req_peer].specific;
+    opal_list_item_t *item;
+    OPAL_LIST_FOREACH (item, queue, opal_list_item_t) {
+        if (item == (opal_list_item_t *) req) {
+            opal_list_remove_item(queue, item);
+            posted = true;
+            break;
+        }
+    }
+    OPAL_THREAD_UNLOCK(&oc->lock);
+    if (posted) {
+        req->base.req_base.req_ompi.req_status._cancelled = 1;
+        req->msg_length = 0;
+        ob1x_recv_request_complete(req);
+    }
+    return OMPI_SUCCESS;
+}

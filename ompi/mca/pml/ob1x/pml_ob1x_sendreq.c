@@ -1,0 +1,534 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * Send requests: each protocol's start, the pipeline scheduler, completion.
+ *
+ * Completion accounting: `outstanding` starts at the packed size, plus one
+ * for the ACK when the protocol is a rendezvous. Every local BTL completion
+ * subtracts its payload bytes and the ACK subtracts one; whoever brings it to
+ * zero completes the request. This needs no lock and no ordering between the
+ * ACK and the local completion of the RNDV.
+ */
+#include "ompi_config.h"
+
+#include <string.h>
+
+#include "ompi/mca/bml/base/base.h"
+#include "ompi/mca/pml/base/pml_base_bsend.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/rte/rte.h"
+
+#include "pml_ob1x.h"
+#include "pml_ob1x_ctl.h"
+#include "pml_ob1x_sendreq.h"
+#include "pml_ob1x_recvreq.h"
+
+static int send_request_free(struct ompi_request_t **request);
+static int send_request_cancel(struct ompi_request_t *request, int complete);
+
+static void send_request_construct(ob1x_send_request_t *req)
+{
+    req->base.req_base.req_type = MCA_PML_REQUEST_SEND;
+    req->base.req_base.req_ompi.req_start = ob1x_start;
+    req->base.req_base.req_ompi.req_free = send_request_free;
+    req->base.req_base.req_ompi.req_cancel = send_request_cancel;
+}
+
+OBJ_CLASS_INSTANCE(ob1x_send_request_t, mca_pml_base_send_request_t, send_request_construct,
+                   NULL);
+
+int ob1x_send_request_init(ob1x_send_request_t *req, const void *buf, size_t count,
+                           struct ompi_datatype_t *dtype, int dst, int tag,
+                           mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
+                           bool persistent)
+{
+    struct ompi_proc_t *proc = ompi_comm_peer_lookup(comm, dst);
+
+    req->endpoint = mca_bml_base_get_endpoint(proc);
+    if (OPAL_UNLIKELY(NULL == req->endpoint)) {
+        return OMPI_ERR_UNREACH;
+    }
+    req->oproc = ob1x_proc_lookup(proc);
+    req->base.req_base.req_proc = proc;
+    MCA_PML_BASE_SEND_REQUEST_INIT(&req->base, buf, count, dtype, dst, tag, comm, mode,
+                                   persistent, 0);
+    req->release_bits = 0;
+    return OMPI_SUCCESS;
+}
+
+/* Activate for one (re)start; the sequence number is chosen here. */
+void ob1x_send_request_reset(ob1x_send_request_t *req, int seq)
+{
+    ob1x_comm_t *oc = ob1x_comm_of(req->base.req_base.req_comm);
+    ompi_request_t *ompi = &req->base.req_base.req_ompi;
+
+    req->base.req_base.req_pml_complete = false;
+    ompi->req_complete = REQUEST_PENDING;
+    ompi->req_state = OMPI_REQUEST_ACTIVE;
+    ompi->req_status._cancelled = 0;
+    ompi->req_status.MPI_ERROR = OMPI_SUCCESS;
+    if (0 != req->base.req_base.req_convertor.bConverted) {
+        size_t zero = 0;
+        opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);
+    }
+
+    req->seq = seq >= 0 ? (uint16_t) seq
+                        : (uint16_t) opal_atomic_fetch_add_32(
+                              &oc->peers[req->base.req_base.req_peer].send_seq, 1);
+    req->state = OB1X_SEND_IDLE;
+    req->cancel_state = OB1X_CANCEL_NONE;
+    req->mpi_done = false;
+    req->bsend_packed = false;
+    req->rndv_bytes = 0;
+    req->offset = 0;
+    req->dst_req = 0;
+    req->protocol = OB1X_PROTO_COUNT;
+    req->outstanding = (int64_t) req->base.req_bytes_packed;
+    req->frags_in_flight = 0;
+    req->schedule_lock = 0;
+    req->release_bits &= OB1X_REL_FREED;
+}
+
+void ob1x_send_request_release(ob1x_send_request_t *req)
+{
+    MCA_PML_BASE_SEND_REQUEST_FINI(&req->base);
+    opal_free_list_return(&mca_pml_ob1x.send_requests, (opal_free_list_item_t *) req);
+}
+
+/* Someone is done with the request; release it when both are. */
+static void send_request_mark(ob1x_send_request_t *req, int32_t bit)
+{
+    int32_t old = opal_atomic_fetch_or_32(&req->release_bits, bit);
+    if ((old | bit) == (OB1X_REL_FREED | OB1X_REL_PML_DONE) && !(old & bit)) {
+        ob1x_send_request_release(req);
+    }
+}
+
+void ob1x_send_request_mpi_complete(ob1x_send_request_t *req)
+{
+    ompi_status_public_t *status = &req->base.req_base.req_ompi.req_status;
+
+    if (req->mpi_done) {
+        return;
+    }
+    req->mpi_done = true;
+    status->MPI_SOURCE = req->base.req_base.req_comm->c_my_rank;
+    status->MPI_TAG = req->base.req_base.req_tag;
+    status->MPI_ERROR = OMPI_SUCCESS;
+    status->_ucount = req->base.req_bytes_packed;
+    ompi_request_complete(&req->base.req_base.req_ompi, true);
+}
+
+static void send_request_pml_complete(ob1x_send_request_t *req)
+{
+    if (req->bsend_packed) {
+        mca_pml_base_bsend_request_fini((ompi_request_t *) req);
+        req->bsend_packed = false;
+    }
+    /* MPI completion first: a persistent request may be restarted from it. */
+    req->base.req_base.req_pml_complete = true;
+    ob1x_send_request_mpi_complete(req);
+    send_request_mark(req, OB1X_REL_PML_DONE);
+}
+
+void ob1x_send_request_subtract(ob1x_send_request_t *req, int64_t done)
+{
+    if (0 == opal_atomic_sub_fetch_64(&req->outstanding, done)) {
+        send_request_pml_complete(req);
+    }
+}
+
+void ob1x_send_request_queue(ob1x_send_request_t *req, ob1x_send_state_t state)
+{
+    ob1x_count_event(OB1X_EV_RESOURCE_RETRIES);
+    OPAL_THREAD_LOCK(&mca_pml_ob1x.pending_lock);
+    if (OB1X_SEND_IDLE == req->state) {
+        req->state = state;
+        opal_list_append(&mca_pml_ob1x.pending_sends,
+                         (opal_list_item_t *) &req->base.req_base.req_ompi.super);
+        ob1x_pending_added();
+    }
+    OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);
+}
+
+static void fill_match(ob1x_hdr_match_t *hdr, const ob1x_send_request_t *req, uint8_t type,
+                       uint8_t flags)
+{
+    ob1x_hdr_common_init(&hdr->common, type, flags);
+    hdr->ctx = (uint16_t) req->base.req_base.req_comm->c_contextid;
+    hdr->seq = req->seq;
+    hdr->src = req->base.req_base.req_comm->c_my_rank;
+    hdr->tag = req->base.req_base.req_tag;
+}
+
+/* ---------------------------------------------------------------- eager */
+
+int ob1x_send_start_sendi(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
+{
+    ob1x_hdr_match_t hdr;
+    size_t size = req->base.req_bytes_packed;
+    int rc;
+
+    fill_match(&hdr, req, OB1X_HDR_MATCH, 0);
+    rc = mca_bml_base_sendi(bml_btl, &req->base.req_base.req_convertor, &hdr, sizeof(hdr), size,
+                            MCA_BTL_NO_ORDER,
+                            MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP,
+                            OB1X_BTL_TAG(OB1X_HDR_MATCH), NULL);
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+        /* The convertor may have moved; the other protocols start from 0. */
+        size_t zero = 0;
+        opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    ob1x_count_protocol(OB1X_PROTO_EAGER_IMMEDIATE, size);
+    req->outstanding = 0;
+    send_request_pml_complete(req);
+    return OMPI_SUCCESS;
+}
+
+/* Local completion of an eager message, a RNDV or a FRAG. */
+static void send_frag_done(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+                           mca_btl_base_descriptor_t *des, int status)
+{
+    ob1x_send_request_t *req = (ob1x_send_request_t *) des->des_cbdata;
+    const ob1x_hdr_common_t *hdr = (const ob1x_hdr_common_t *) des->des_segments[0].seg_addr.pval;
+    size_t hdr_len = ob1x_hdr_size(hdr->type);
+    int64_t payload = 0;
+
+    (void) btl;
+    (void) ep;
+    for (size_t i = 0; i < des->des_segment_count; ++i) {
+        payload += (int64_t) des->des_segments[i].seg_len;
+    }
+    payload -= (int64_t) hdr_len;
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != status)) {
+        opal_output(0, "pml:ob1x: a BTL failed to send to %s (%d); the job cannot continue",
+                    OMPI_NAME_PRINT(&req->base.req_base.req_proc->super.proc_name), status);
+        ompi_rte_abort(status, NULL);
+    }
+    if (OB1X_HDR_FRAG == hdr->type) {
+        opal_atomic_add_fetch_32(&req->frags_in_flight, -1);
+    }
+    ob1x_send_request_subtract(req, payload);
+}
+
+/* Local completion of a FRAG: account it and keep the pipeline full. */
+static void send_pipeline_frag_done(mca_btl_base_module_t *btl,
+                                    struct mca_btl_base_endpoint_t *ep,
+                                    mca_btl_base_descriptor_t *des, int status)
+{
+    ob1x_send_request_t *req = (ob1x_send_request_t *) des->des_cbdata;
+    bool more = req->offset < req->base.req_bytes_packed;
+
+    /* Decide before the subtraction: afterwards the request may be gone. */
+    if (more) {
+        /* Hold the request: the scheduler must run on a live request. */
+        opal_atomic_add_fetch_64(&req->outstanding, 1);
+    }
+    send_frag_done(btl, ep, des, status);
+    if (more) {
+        ob1x_send_request_schedule(req);
+        ob1x_send_request_subtract(req, 1);
+    }
+}
+
+static int send_eager_des(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl,
+                          mca_btl_base_descriptor_t *des, ob1x_protocol_t proto)
+{
+    size_t size = req->base.req_bytes_packed;
+    int rc;
+
+    fill_match((ob1x_hdr_match_t *) des->des_segments[0].seg_addr.pval, req, OB1X_HDR_MATCH, 0);
+    des->des_cbfunc = send_frag_done;
+    des->des_cbdata = req;
+    ob1x_count_protocol(proto, size);
+    rc = mca_bml_base_send(bml_btl, des, OB1X_BTL_TAG(OB1X_HDR_MATCH));
+    if (OPAL_LIKELY(rc >= 0)) {
+        if (1 == rc) {
+            /* Sent already and the BTL will not call back. */
+            ob1x_send_request_subtract(req, (int64_t) size);
+        }
+        return OMPI_SUCCESS;
+    }
+    ob1x_count_add(&ob1x_counters.messages[proto], (uint64_t) -1);
+    ob1x_count_add(&ob1x_counters.bytes[proto], (uint64_t) -(int64_t) size);
+    mca_bml_base_free(bml_btl, des);
+    return OMPI_ERR_OUT_OF_RESOURCE;
+}
+
+int ob1x_send_start_prepared(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
+{
+    mca_btl_base_descriptor_t *des;
+    size_t size = req->base.req_bytes_packed;
+
+    mca_bml_base_prepare_src(bml_btl, &req->base.req_base.req_convertor, MCA_BTL_NO_ORDER,
+                             sizeof(ob1x_hdr_match_t), &size,
+                             MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP, &des);
+    if (OPAL_UNLIKELY(NULL == des || size != req->base.req_bytes_packed)) {
+        if (NULL != des) {
+            mca_bml_base_free(bml_btl, des);
+        }
+        size_t zero = 0;
+        opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    return send_eager_des(req, bml_btl, des, OB1X_PROTO_EAGER_PREPARED);
+}
+
+int ob1x_send_start_allocated(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
+{
+    mca_btl_base_descriptor_t *des;
+    size_t size = req->base.req_bytes_packed;
+    int rc;
+
+    mca_bml_base_alloc(bml_btl, &des, MCA_BTL_NO_ORDER, sizeof(ob1x_hdr_match_t) + size,
+                       MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
+    if (OPAL_UNLIKELY(NULL == des)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (size > 0) {
+        struct iovec iov = {
+            .iov_base = (unsigned char *) des->des_segments[0].seg_addr.pval +
+                        sizeof(ob1x_hdr_match_t),
+            .iov_len = size,
+        };
+        uint32_t iov_count = 1;
+        size_t packed = size;
+        opal_convertor_pack(&req->base.req_base.req_convertor, &iov, &iov_count, &packed);
+    }
+    des->des_segments[0].seg_len = sizeof(ob1x_hdr_match_t) + size;
+    rc = send_eager_des(req, bml_btl, des, OB1X_PROTO_EAGER_ALLOCATED);
+    if (OMPI_SUCCESS == rc && MCA_PML_BASE_SEND_BUFFERED == req->base.req_send_mode) {
+        /* The data is in the BTL's buffer: a buffered send is done for MPI. */
+        ob1x_send_request_mpi_complete(req);
+    }
+    if (OMPI_SUCCESS != rc) {
+        size_t zero = 0;
+        opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);
+    }
+    return rc;
+}
+
+/* ----------------------------------------------------------- rendezvous */
+
+int ob1x_send_start_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, size_t first,
+                         uint8_t flags)
+{
+    mca_btl_base_descriptor_t *des;
+    ob1x_hdr_rndv_t *hdr;
+    size_t size = req->base.req_bytes_packed;
+    int rc;
+
+    if (first > size) {
+        first = size;
+    }
+    if (first > 0) {
+        mca_bml_base_prepare_src(bml_btl, &req->base.req_base.req_convertor, MCA_BTL_NO_ORDER,
+                                 sizeof(ob1x_hdr_rndv_t), &first,
+                                 MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP |
+                                     MCA_BTL_DES_FLAGS_SIGNAL,
+                                 &des);
+    } else {
+        mca_bml_base_alloc(bml_btl, &des, MCA_BTL_NO_ORDER, sizeof(ob1x_hdr_rndv_t),
+                           MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP |
+                               MCA_BTL_DES_FLAGS_SIGNAL);
+        if (NULL != des) {
+            des->des_segments[0].seg_len = sizeof(ob1x_hdr_rndv_t);
+        }
+    }
+    if (OPAL_UNLIKELY(NULL == des)) {
+        size_t zero = 0;
+        opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    hdr = (ob1x_hdr_rndv_t *) des->des_segments[0].seg_addr.pval;
+    fill_match(&hdr->match, req, OB1X_HDR_RNDV, flags);
+    hdr->msg_length = size;
+    hdr->src_req = (uint64_t)(uintptr_t) req;
+
+    if (!req->bsend_packed) {
+        req->protocol = OB1X_PROTO_SENDRECV_PIPELINE;
+    }
+    req->rndv_bytes = first;
+    req->offset = first;
+    req->outstanding = (int64_t) size + 1; /* +1: the ACK */
+    des->des_cbfunc = send_frag_done;
+    des->des_cbdata = req;
+    if (flags & OB1X_HDR_FLAG_SYNC) {
+        ob1x_count_event(OB1X_EV_SYNCHRONOUS);
+    }
+    ob1x_count_protocol(req->protocol, size);
+    rc = mca_bml_base_send(bml_btl, des, OB1X_BTL_TAG(OB1X_HDR_RNDV));
+    if (OPAL_LIKELY(rc >= 0)) {
+        if (1 == rc) {
+            ob1x_send_request_subtract(req, (int64_t) first);
+        }
+        return OMPI_SUCCESS;
+    }
+    ob1x_count_add(&ob1x_counters.messages[req->protocol], (uint64_t) -1);
+    ob1x_count_add(&ob1x_counters.bytes[req->protocol], (uint64_t) -(int64_t) size);
+    mca_bml_base_free(bml_btl, des);
+    req->offset = 0;
+    req->rndv_bytes = 0;
+    req->outstanding = (int64_t) size;
+    size_t zero = 0;
+    opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);
+    return OMPI_ERR_OUT_OF_RESOURCE;
+}
+
+int ob1x_send_start_buffered(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
+{
+    int rc;
+
+    if (!req->bsend_packed) {
+        /* Pack everything into the attached buffer; the convertor then reads
+         * from that copy, so the user may reuse the buffer at once. */
+        rc = mca_pml_base_bsend_request_start((ompi_request_t *) req);
+        if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+            return rc;
+        }
+        req->bsend_packed = true;
+        req->protocol = OB1X_PROTO_BUFFERED_PIPELINE;
+    }
+    rc = ob1x_send_start_rndv(req, bml_btl, ob1x_rndv_first_size(bml_btl->btl), 0);
+    if (OMPI_SUCCESS == rc) {
+        ob1x_send_request_mpi_complete(req);
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------- pipeline */
+
+/* Hand one FRAG to a BTL. Returns false when resources ran out. */
+static bool send_one_frag(ob1x_send_request_t *req)
+{
+    mca_bml_base_btl_t *bml_btl = mca_bml_base_btl_array_get_next(&req->endpoint->btl_send);
+    mca_btl_base_module_t *btl = bml_btl->btl;
+    size_t remaining = req->base.req_bytes_packed - req->offset;
+    size_t size = btl->btl_max_send_size - sizeof(ob1x_hdr_frag_t);
+    size_t position = req->offset;
+    mca_btl_base_descriptor_t *des;
+    ob1x_hdr_frag_t *hdr;
+    int rc;
+
+    if (size > remaining) {
+        size = remaining;
+    }
+    opal_convertor_set_position(&req->base.req_base.req_convertor, &position);
+    mca_bml_base_prepare_src(bml_btl, &req->base.req_base.req_convertor, MCA_BTL_NO_ORDER,
+                             sizeof(ob1x_hdr_frag_t), &size,
+                             MCA_BTL_DES_FLAGS_BTL_OWNERSHIP | MCA_BTL_DES_SEND_ALWAYS_CALLBACK |
+                                 MCA_BTL_DES_FLAGS_SIGNAL,
+                             &des);
+    if (OPAL_UNLIKELY(NULL == des)) {
+        return false;
+    }
+    hdr = (ob1x_hdr_frag_t *) des->des_segments[0].seg_addr.pval;
+    ob1x_hdr_common_init(&hdr->common, OB1X_HDR_FRAG, 0);
+    hdr->pad = 0;
+    hdr->offset = req->offset;
+    hdr->dst_req = req->dst_req;
+    des->des_cbfunc = send_pipeline_frag_done;
+    des->des_cbdata = req;
+
+    req->offset += size;
+    opal_atomic_add_fetch_32(&req->frags_in_flight, 1);
+    rc = mca_bml_base_send(bml_btl, des, OB1X_BTL_TAG(OB1X_HDR_FRAG));
+    if (OPAL_UNLIKELY(rc < 0)) {
+        opal_atomic_add_fetch_32(&req->frags_in_flight, -1);
+        req->offset -= size;
+        mca_bml_base_free(bml_btl, des);
+        return false;
+    }
+    return true;
+}
+
+/*
+ * Keep up to send_pipeline_depth FRAGs in flight. Several threads may call
+ * this at once (ACK, completions, progress); the counter lets exactly one of
+ * them run the loop, and makes it loop again if others called meanwhile.
+ */
+void ob1x_send_request_schedule(ob1x_send_request_t *req)
+{
+    if (opal_atomic_add_fetch_32(&req->schedule_lock, 1) != 1) {
+        return;
+    }
+    for (;;) {
+        int32_t calls;
+        while (req->offset < req->base.req_bytes_packed &&
+               req->frags_in_flight < mca_pml_ob1x.params.send_pipeline_depth) {
+            if (!send_one_frag(req)) {
+                if (0 == req->frags_in_flight) {
+                    /* Nothing in flight will call us back: progress must. */
+                    ob1x_send_request_queue(req, OB1X_SEND_SCHEDULE_PENDING);
+                }
+                break;
+            }
+        }
+        /* Absorb the calls made while we looped; loop again if more came. */
+        calls = req->schedule_lock;
+        if (0 == opal_atomic_sub_fetch_32(&req->schedule_lock, calls)) {
+            break;
+        }
+    }
+}
+
+void ob1x_send_request_acked(ob1x_send_request_t *req, uint64_t dst_req)
+{
+    req->dst_req = dst_req;
+    if (req->offset < req->base.req_bytes_packed) {
+        ob1x_send_request_schedule(req);
+    }
+    ob1x_send_request_subtract(req, 1);
+}
+
+/* ---------------------------------------------------------------- cancel */
+
+void ob1x_send_request_cancel_answer(ob1x_send_request_t *req, bool cancelled)
+{
+    if (!cancelled) {
+        /* Matched already: the ACK completes it as usual. */
+        req->cancel_state = OB1X_CANCEL_NONE;
+        return;
+    }
+    req->cancel_state = OB1X_CANCEL_DONE;
+    req->base.req_base.req_ompi.req_status._cancelled = 1;
+    /* No ACK and no FRAG will ever come: drop what they would have settled. */
+    ob1x_send_request_subtract(req, (int64_t)(req->base.req_bytes_packed - req->rndv_bytes) + 1);
+}
+
+static int send_request_cancel(struct ompi_request_t *request, int complete)
+{
+    ob1x_send_request_t *req = (ob1x_send_request_t *) request;
+    ob1x_hdr_t hdr;
+
+    (void) complete;
+    /* Only an unacknowledged rendezvous can be withdrawn; anything else has
+     * been delivered or is being delivered, and MPI lets the cancel fail. */
+    if (req->mpi_done || OB1X_PROTO_SENDRECV_PIPELINE != req->protocol || 0 != req->dst_req ||
+        OB1X_SEND_IDLE != req->state) {
+        return OMPI_SUCCESS;
+    }
+    int32_t expected = OB1X_CANCEL_NONE;
+    if (!opal_atomic_compare_exchange_strong_32(&req->cancel_state, &expected,
+                                                OB1X_CANCEL_ASKED)) {
+        return OMPI_SUCCESS;
+    }
+    memset(&hdr, 0, sizeof(hdr));
+    ob1x_hdr_common_init(&hdr.common, OB1X_HDR_CANCEL, 0);
+    hdr.cancel.ctx = (uint16_t) req->base.req_base.req_comm->c_contextid;
+    hdr.cancel.seq = req->seq;
+    hdr.cancel.src = req->base.req_base.req_comm->c_my_rank;
+    hdr.cancel.src_req = (uint64_t)(uintptr_t) req;
+    return ob1x_ctl_send(req->base.req_base.req_proc, &hdr);
+}
+
+static int send_request_free(struct ompi_request_t **request)
+{
+    ob1x_send_request_t *req = (ob1x_send_request_t *) *request;
+
+    req->base.req_base.req_free_called = true;
+    send_request_mark(req, OB1X_REL_FREED);
+    *request = MPI_REQUEST_NULL;
+    return OMPI_SUCCESS;
+}

@@ -1,0 +1,165 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * Send requests and the one place that decides the protocol of a message
+ * (ob1x_send_request_start below). Each protocol's start is out of line in
+ * pml_ob1x_sendreq.c.
+ */
+#ifndef PML_OB1X_SENDREQ_H
+#define PML_OB1X_SENDREQ_H
+
+#include "ompi_config.h"
+
+#include "opal/datatype/opal_convertor.h"
+#include "ompi/mca/bml/bml.h"
+#include "ompi/mca/pml/base/pml_base_sendreq.h"
+
+#include "pml_ob1x.h"
+#include "pml_ob1x_comm.h"
+#include "pml_ob1x_hdr.h"
+
+BEGIN_C_DECLS
+
+/* Where a request that went to the pending list must resume. */
+typedef enum ob1x_send_state {
+    OB1X_SEND_IDLE,
+    OB1X_SEND_START_PENDING,    /* its first fragment could not be handed to a BTL */
+    OB1X_SEND_SCHEDULE_PENDING, /* pipeline fragments are waiting for BTL resources */
+} ob1x_send_state_t;
+
+typedef enum ob1x_cancel_state {
+    OB1X_CANCEL_NONE,
+    OB1X_CANCEL_ASKED, /* CANCEL sent, CANCEL_ACK not yet received */
+    OB1X_CANCEL_DONE,  /* receiver withdrew the message */
+} ob1x_cancel_state_t;
+
+typedef struct ob1x_send_request {
+    mca_pml_base_send_request_t base;
+    mca_bml_base_endpoint_t *endpoint;
+    ob1x_proc_t *oproc;
+    uint16_t seq;
+    ob1x_protocol_t protocol;
+    ob1x_send_state_t state;
+    volatile int32_t cancel_state;
+    bool mpi_done;                     /* the MPI request is complete */
+    bool bsend_packed;                 /* payload lives in the MPI_Buffer_attach buffer */
+    size_t rndv_bytes;                 /* payload carried by the RNDV */
+    size_t offset;                     /* packed bytes handed to BTLs so far */
+    uint64_t dst_req;                  /* receiver's request, from the ACK */
+    volatile int64_t outstanding;   /* bytes not yet locally complete, +1 until ACKed */
+    volatile int32_t frags_in_flight;
+    volatile int32_t schedule_lock; /* >0 while some thread runs the scheduler */
+    volatile int32_t release_bits;  /* OB1X_REL_* as for receive requests */
+} ob1x_send_request_t;
+
+OBJ_CLASS_DECLARATION(ob1x_send_request_t);
+
+int ob1x_send_request_init(ob1x_send_request_t *req, const void *buf, size_t count,
+                           struct ompi_datatype_t *dtype, int dst, int tag,
+                           mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
+                           bool persistent);
+
+/* Protocol starts (pml_ob1x_sendreq.c). Each returns OMPI_SUCCESS, or
+ * OMPI_ERR_OUT_OF_RESOURCE when the caller should queue the request. */
+int ob1x_send_start_sendi(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
+int ob1x_send_start_prepared(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
+int ob1x_send_start_allocated(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
+int ob1x_send_start_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, size_t first,
+                         uint8_t flags);
+int ob1x_send_start_buffered(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
+
+/* Per-start state; seq < 0 draws the next sequence number for the peer. */
+void ob1x_send_request_reset(ob1x_send_request_t *req, int seq);
+void ob1x_send_request_schedule(ob1x_send_request_t *req);
+/* Back to the free list; only for requests nothing else references. */
+void ob1x_send_request_release(ob1x_send_request_t *req);
+void ob1x_send_request_acked(ob1x_send_request_t *req, uint64_t dst_req);
+void ob1x_send_request_cancel_answer(ob1x_send_request_t *req, bool cancelled);
+void ob1x_send_request_mpi_complete(ob1x_send_request_t *req);
+void ob1x_send_request_subtract(ob1x_send_request_t *req, int64_t done);
+void ob1x_send_request_queue(ob1x_send_request_t *req, ob1x_send_state_t state);
+
+static inline ob1x_send_request_t *ob1x_send_request_alloc(void)
+{
+    return (ob1x_send_request_t *) opal_free_list_get(&mca_pml_ob1x.send_requests);
+}
+
+/* Payload bytes that fit in the first fragment of a rendezvous on this BTL. */
+static inline size_t ob1x_rndv_first_size(const mca_btl_base_module_t *btl)
+{
+    size_t limit = mca_pml_ob1x.params.rndv_eager_limit ? mca_pml_ob1x.params.rndv_eager_limit
+                                                        : btl->btl_rndv_eager_limit;
+    if (limit > btl->btl_eager_limit) {
+        limit = btl->btl_eager_limit;
+    }
+    return limit > sizeof(ob1x_hdr_rndv_t) ? limit - sizeof(ob1x_hdr_rndv_t) : 0;
+}
+
+static inline size_t ob1x_eager_max(const mca_btl_base_module_t *btl)
+{
+    return btl->btl_eager_limit - sizeof(ob1x_hdr_match_t);
+}
+
+static inline bool ob1x_sendi_allowed(const ob1x_send_request_t *req,
+                                      const mca_btl_base_module_t *btl, size_t size)
+{
+    return NULL != btl->btl_sendi && size <= mca_pml_ob1x.params.sendi_max &&
+           size <= ob1x_eager_max(btl);
+}
+
+/*
+ * The protocol decision for one message (shared/seeds ob1 procedure):
+ *   synchronous                     -> send/recv pipeline (RNDV, always ACKed)
+ *   receiver congested              -> send/recv pipeline with an empty RNDV
+ *   fits the eager limit:
+ *     not synchronous, small, sendi -> eager immediate
+ *     standard/ready, in-place BTL  -> eager prepared
+ *     otherwise                     -> eager allocated
+ *   buffered                        -> buffered pipeline
+ *   otherwise                       -> send/recv pipeline
+ */
+static inline int ob1x_send_request_start(ob1x_send_request_t *req)
+{
+    mca_bml_base_btl_t *bml_btl = mca_bml_base_btl_array_get_next(&req->endpoint->btl_eager);
+    mca_btl_base_module_t *btl = bml_btl->btl;
+    size_t size = req->base.req_bytes_packed;
+    mca_pml_base_send_mode_t mode = req->base.req_send_mode;
+
+    if (OPAL_UNLIKELY(MCA_PML_BASE_SEND_SYNCHRONOUS == mode)) {
+        return ob1x_send_start_rndv(req, bml_btl, ob1x_rndv_first_size(btl), OB1X_HDR_FLAG_SYNC);
+    }
+    if (OPAL_UNLIKELY(req->oproc->congested)) {
+        ob1x_count_event(OB1X_EV_FLOW_CONTROL_RNDV);
+        return ob1x_send_start_rndv(req, bml_btl, 0, 0);
+    }
+    if (size <= ob1x_eager_max(btl)) {
+        if (ob1x_sendi_allowed(req, btl, size) &&
+            OMPI_SUCCESS == ob1x_send_start_sendi(req, bml_btl)) {
+            return OMPI_SUCCESS;
+        }
+        if (MCA_PML_BASE_SEND_BUFFERED != mode && 0 != size &&
+            (btl->btl_flags & MCA_BTL_FLAGS_SEND_INPLACE)) {
+            return ob1x_send_start_prepared(req, bml_btl);
+        }
+        return ob1x_send_start_allocated(req, bml_btl);
+    }
+    if (MCA_PML_BASE_SEND_BUFFERED == mode) {
+        return ob1x_send_start_buffered(req, bml_btl);
+    }
+    return ob1x_send_start_rndv(req, bml_btl, ob1x_rndv_first_size(btl), 0);
+}
+
+/* Start, or queue for progress to start when the BTL is out of resources. */
+static inline int ob1x_send_request_start_or_queue(ob1x_send_request_t *req)
+{
+    int rc = ob1x_send_request_start(req);
+    if (OPAL_UNLIKELY(OMPI_ERR_OUT_OF_RESOURCE == rc)) {
+        ob1x_send_request_queue(req, OB1X_SEND_START_PENDING);
+        rc = OMPI_SUCCESS;
+    }
+    return rc;
+}
+
+END_C_DECLS
+
+#endif /* PML_OB1X_SENDREQ_H */

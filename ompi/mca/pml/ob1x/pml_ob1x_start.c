@@ -1,0 +1,85 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * MPI_Start / MPI_Startall for persistent requests.
+ */
+#include "ompi_config.h"
+
+#include "pml_ob1x.h"
+#include "pml_ob1x_recvreq.h"
+#include "pml_ob1x_sendreq.h"
+
+/*
+ * A persistent send may be complete for MPI while the PML still uses it
+ * (a buffered send draining from the attached buffer). Restarting it then
+ * takes a fresh request; the old one is released when it drains.
+ */
+static int replace_busy_send(ompi_request_t **slot)
+{
+    ob1x_send_request_t *old = (ob1x_send_request_t *) *slot;
+    ompi_request_t *fresh;
+    int rc = ob1x_isend_init(old->base.req_addr, old->base.req_base.req_count,
+                             old->base.req_base.req_datatype, old->base.req_base.req_peer,
+                             old->base.req_base.req_tag, old->base.req_send_mode,
+                             old->base.req_base.req_comm, &fresh);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    /* Keep the user's Fortran handle pointing at the live request. */
+    fresh->req_f_to_c_index = old->base.req_base.req_ompi.req_f_to_c_index;
+    old->base.req_base.req_ompi.req_f_to_c_index = MPI_UNDEFINED;
+    ompi_request_free(slot);
+    *slot = fresh;
+    return OMPI_SUCCESS;
+}
+
+static int start_send(ompi_request_t **slot)
+{
+    ob1x_send_request_t *req = (ob1x_send_request_t *) *slot;
+    int rc;
+
+    if (OPAL_UNLIKELY(!req->base.req_base.req_pml_complete)) {
+        rc = replace_busy_send(slot);
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+        req = (ob1x_send_request_t *) *slot;
+    }
+    ob1x_send_request_reset(req, -1);
+    rc = ob1x_send_request_start_or_queue(req);
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+        /* Report through the request, as MPI_Start must leave it usable. */
+        req->base.req_base.req_ompi.req_status.MPI_ERROR = rc;
+        req->base.req_base.req_pml_complete = true;
+        req->release_bits |= OB1X_REL_PML_DONE;
+        ompi_request_complete(&req->base.req_base.req_ompi, true);
+        req->mpi_done = true;
+    }
+    return rc;
+}
+
+int ob1x_start(size_t count, struct ompi_request_t **requests)
+{
+    for (size_t i = 0; i < count; ++i) {
+        mca_pml_base_request_t *base = (mca_pml_base_request_t *) requests[i];
+        int rc;
+
+        if (NULL == base || OMPI_REQUEST_PML != base->req_ompi.req_type) {
+            continue;
+        }
+        switch (base->req_type) {
+        case MCA_PML_REQUEST_SEND:
+            rc = start_send(&requests[i]);
+            if (OMPI_SUCCESS != rc) {
+                return rc;
+            }
+            break;
+        case MCA_PML_REQUEST_RECV:
+            ob1x_recv_request_start((ob1x_recv_request_t *) base);
+            break;
+        default:
+            return OMPI_ERR_REQUEST;
+        }
+    }
+    return OMPI_SUCCESS;
+}

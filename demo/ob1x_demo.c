@@ -20,8 +20,8 @@
 
 /* Sender-side counters of pml/ob1x, one per protocol (docs/mca-params.md). */
 static const char *const protocols[] = {
-    "eager_immediate", "eager_prepared", "eager_allocated", "sendrecv_pipeline",
-    "buffered_pipeline",
+    "eager_immediate",   "eager_prepared",    "eager_allocated",
+    "sendrecv_pipeline", "buffered_pipeline",
 };
 #define NUM_PROTOCOLS (sizeof(protocols) / sizeof(protocols[0]))
 
@@ -47,9 +47,9 @@ static int find_pvar(const char *name)
         MPI_Datatype type;
         MPI_T_enum enumtype;
 
-        if (MPI_SUCCESS != MPI_T_pvar_get_info(i, pname, &name_len, &verbosity, &var_class,
-                                               &type, &enumtype, desc, &desc_len, &bind,
-                                               &readonly, &continuous, &atomic)) {
+        if (MPI_SUCCESS
+            != MPI_T_pvar_get_info(i, pname, &name_len, &verbosity, &var_class, &type, &enumtype,
+                                   desc, &desc_len, &bind, &readonly, &continuous, &atomic)) {
             continue;
         }
         if (0 == strcmp(pname, name) && MPI_UNSIGNED_LONG_LONG == type) {

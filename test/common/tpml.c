@@ -164,6 +164,51 @@ uint32_t t_seed(uint32_t a, uint32_t b, uint32_t c)
     return (uint32_t)x | 1u;
 }
 
+void t_msg_fill(void *buf, size_t len, int src, int tag, uint32_t seq)
+{
+    uint32_t seed = t_seed((uint32_t)src, (uint32_t)tag, seq);
+    unsigned char *p = buf;
+    if (len >= T_MSG_HDR) {
+        uint32_t h[4] = {(uint32_t)src, (uint32_t)tag, seq, (uint32_t)len};
+        memcpy(p, h, sizeof(h));
+        t_fill(p + T_MSG_HDR, len - T_MSG_HDR, seed);
+    } else {
+        t_fill(p, len, seed);
+    }
+}
+
+uint32_t t_msg_check(const void *buf, const MPI_Status *st, uint32_t seq_if_short,
+                     const char *ctx)
+{
+    const unsigned char *p = buf;
+    int count = -1;
+    uint32_t h[4], seq = seq_if_short;
+    T_CHECK(st->MPI_ERROR == MPI_SUCCESS, "%s: status MPI_ERROR %s", ctx,
+            t_err_string(st->MPI_ERROR));
+    T_MPI(MPI_Get_count(st, MPI_BYTE, &count));
+    T_CHECK(count >= 0, "%s: MPI_Get_count returned %d", ctx, count);
+    if ((size_t)count >= T_MSG_HDR) {
+        memcpy(h, p, sizeof(h));
+        T_CHECK(h[0] == (uint32_t)st->MPI_SOURCE && h[1] == (uint32_t)st->MPI_TAG &&
+                    h[3] == (uint32_t)count,
+                "%s: message header src %u tag %u len %u does not match status source %d tag "
+                "%d count %d",
+                ctx, h[0], h[1], h[3], st->MPI_SOURCE, st->MPI_TAG, count);
+        seq = h[2];
+        p += T_MSG_HDR;
+        count -= T_MSG_HDR;
+    }
+    {
+        uint32_t seed = t_seed((uint32_t)st->MPI_SOURCE, (uint32_t)st->MPI_TAG, seq);
+        size_t bad = t_verify(p, (size_t)count, seed);
+        if ((size_t)-1 != bad)
+            T_FAIL("%s: data mismatch at byte %zu of message (src %d tag %d seq %u len %d)",
+                   ctx, bad + (p - (const unsigned char *)buf), st->MPI_SOURCE, st->MPI_TAG,
+                   seq, count);
+    }
+    return seq;
+}
+
 void t_rng_init(t_rng *r, uint64_t seed)
 {
     r->s = seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;

@@ -103,6 +103,17 @@ void t_check_guard(const void *buf, size_t n, unsigned char guard, const char *c
 /* Seed shared by sender and receiver for a message: mixes the fields. */
 uint32_t t_seed(uint32_t a, uint32_t b, uint32_t c);
 
+/* Self-describing messages: when len >= T_MSG_HDR the first 16 bytes hold
+ * {src, tag, seq, len} (uint32 each) and the rest the pattern seeded from
+ * them; shorter messages hold only the pattern (receiver must know seq). */
+#define T_MSG_HDR 16
+void t_msg_fill(void *buf, size_t len, int src, int tag, uint32_t seq);
+/* Verifies a received message against its status (source, tag, length from
+ * MPI_Get_count) and returns its sequence number. For len < T_MSG_HDR the
+ * caller passes the expected seq in `seq_if_short`. */
+uint32_t t_msg_check(const void *buf, const MPI_Status *st, uint32_t seq_if_short,
+                     const char *ctx);
+
 /* Simple deterministic generator (xorshift64*). */
 typedef struct {
     uint64_t s;

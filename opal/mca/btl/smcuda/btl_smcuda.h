@@ -1,0 +1,268 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * btl_smcuda.h - shared-memory BTL: component, module and private interfaces.
+ *
+ * File map:
+ *   btl_smcuda_shm.h        shared-memory layout (segment, FIFO, fragments, rings)
+ *   btl_smcuda_component.c  MCA parameters, performance variables, init, progress
+ *   btl_smcuda_module.c     add/del procs, finalize, alloc/free/prepare_src, registration
+ *   btl_smcuda_endpoint.c   attaching to a peer's segment
+ *   btl_smcuda_frag.h/.c    fragment descriptors and their free lists
+ *   btl_smcuda_fifo.h       receive FIFO operations (inline)
+ *   btl_smcuda_fbox.h       fast-box ring operations (inline)
+ *   btl_smcuda_send.c       btl_send, flow control queue, completion of fragments
+ *   btl_smcuda_sendi.c      btl_sendi
+ *   btl_smcuda_recv.c       polling the rings and the FIFO, delivering to the upper layer
+ *   btl_smcuda_rdma.c       btl_put / btl_get over a single-copy mechanism
+ *   btl_smcuda_cma.c        the CMA single-copy mechanism (process_vm_readv/writev)
+ */
+#ifndef MCA_BTL_SMCUDA_H
+#define MCA_BTL_SMCUDA_H
+
+#include "opal_config.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "opal/class/opal_free_list.h"
+#include "opal/class/opal_list.h"
+#include "opal/mca/btl/btl.h"
+#include "opal/threads/mutex.h"
+
+#include "btl_smcuda_shm.h"
+
+#if defined(__has_include)
+#if __has_include("ob1x_version.h")
+#include "ob1x_version.h"
+#endif
+#endif
+#ifndef OB1X_MAJOR_VERSION
+#define OB1X_MAJOR_VERSION 0
+#define OB1X_MINOR_VERSION 1
+#define OB1X_RELEASE_VERSION 0
+#endif
+
+BEGIN_C_DECLS
+
+#define SMCUDA_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SMCUDA_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ------------------------------------------------------------------ */
+/* performance variables (sender side unless noted)                    */
+/* ------------------------------------------------------------------ */
+
+enum {
+    SMCUDA_PV_FBOX_MESSAGES,  /* messages written into a peer's ring */
+    SMCUDA_PV_FBOX_BYTES,
+    SMCUDA_PV_FIFO_MESSAGES,  /* fragments pushed into a peer's FIFO */
+    SMCUDA_PV_FIFO_BYTES,
+    SMCUDA_PV_SENDI_MESSAGES, /* messages accepted by btl_sendi (either path) */
+    SMCUDA_PV_SENDI_BYTES,
+    SMCUDA_PV_PUT_MESSAGES,   /* single-copy writes (btl_put) */
+    SMCUDA_PV_PUT_BYTES,
+    SMCUDA_PV_GET_MESSAGES,   /* single-copy reads (btl_get) */
+    SMCUDA_PV_GET_BYTES,
+    SMCUDA_PV_FLOW_CONTROL_STALLS, /* sends queued because the FIFO was full or older sends waited */
+    SMCUDA_PV_COUNT
+};
+
+/* ------------------------------------------------------------------ */
+/* single-copy mechanisms                                              */
+/* ------------------------------------------------------------------ */
+
+enum { SMCUDA_COPY_CMA = 1, SMCUDA_COPY_NONE = 3 };
+
+struct mca_btl_base_endpoint_t;
+
+/* One single-copy mechanism.  btl_put/btl_get only see this table; CMA is
+ * the host implementation, a GPU (IPC) mechanism plugs in the same way. */
+typedef struct mca_btl_smcuda_copy_ops_t {
+    const char *name;
+    /* usable on this node at all?  OPAL_SUCCESS or an error + *why */
+    int (*query)(const char **why);
+    /* usable with this peer? (called once per peer in add_procs) */
+    int (*check_peer)(struct mca_btl_base_endpoint_t *ep);
+    /* copy len bytes from the peer's address space at remote into local */
+    int (*read)(struct mca_btl_base_endpoint_t *ep, void *local, uint64_t remote, size_t len);
+    /* copy len bytes from local into the peer's address space at remote */
+    int (*write)(struct mca_btl_base_endpoint_t *ep, const void *local, uint64_t remote,
+                 size_t len);
+} mca_btl_smcuda_copy_ops_t;
+
+extern const mca_btl_smcuda_copy_ops_t mca_btl_smcuda_cma_ops;
+
+/* ------------------------------------------------------------------ */
+/* registration handle (what the PML ships to the peer)                */
+/* ------------------------------------------------------------------ */
+
+struct mca_btl_base_registration_handle_t {
+    uint64_t base; /* first byte of the registered range (owner's address space) */
+    uint64_t len;  /* bytes */
+};
+
+/* ------------------------------------------------------------------ */
+/* endpoint: one per local peer                                        */
+/* ------------------------------------------------------------------ */
+
+struct mca_btl_base_endpoint_t {
+    opal_list_item_t super;     /* on the module's list of endpoints with queued sends */
+    struct opal_proc_t *proc;
+    int lrank;                  /* peer's local rank */
+    pid_t pid;                  /* peer's pid (single-copy target) */
+    unsigned char *seg;         /* peer's segment, mapped here */
+    size_t seg_size;
+    smcuda_fifo_t *fifo;        /* peer's receive FIFO */
+    uint32_t fifo_mask;
+
+    /* outgoing ring: lives in the peer's segment, we are its only writer */
+    smcuda_fbox_ctl_t *out_ctl;
+    unsigned char *out_ring;    /* NULL: the peer has no ring for us */
+    uint32_t out_mask;
+    bool out_active;            /* the FBOX_START fragment has been pushed */
+    bool out_wrap;              /* the reserved record goes to offset 0 */
+    uint64_t out_head;          /* bytes written (monotonic) */
+    uint64_t out_tail;          /* last tail read from out_ctl */
+    uint16_t send_seq;          /* next sequence number to this peer */
+
+    /* incoming ring: lives in our segment, the peer is its only writer */
+    smcuda_fbox_ctl_t *in_ctl;
+    unsigned char *in_ring;     /* NULL: no ring for this peer */
+    uint32_t in_mask;
+    uint64_t in_pos;            /* bytes consumed (monotonic) */
+    uint16_t recv_seq;          /* next sequence number expected from this peer */
+
+    opal_list_t inflight;       /* our fragments pushed to the peer, in push order */
+    opal_list_t pending;        /* our fragments waiting for room in the peer's FIFO */
+    bool on_pending_list;
+    bool copy_ok;               /* single-copy works with this peer */
+    opal_mutex_t lock;          /* send side, only taken when threads are in use */
+    void *accel;                /* accelerator (GPU IPC) state; NULL for host-only peers */
+};
+typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
+OBJ_CLASS_DECLARATION(mca_btl_base_endpoint_t);
+
+/* ------------------------------------------------------------------ */
+/* module and component                                                */
+/* ------------------------------------------------------------------ */
+
+typedef struct mca_btl_smcuda_module_t {
+    mca_btl_base_module_t super;
+
+    /* our segment */
+    unsigned char *seg;
+    size_t seg_size;
+    char seg_path[256];
+    bool seg_linked;              /* backing file not yet unlinked by us */
+    smcuda_seg_hdr_t *hdr;
+    smcuda_fifo_t *fifo;
+    uint32_t fifo_mask;
+    uint64_t fifo_head;           /* consumer ticket (private) */
+    int my_lrank;
+    int n_local;
+
+    mca_btl_base_endpoint_t **eps;   /* by local rank; NULL until add_procs */
+    mca_btl_base_endpoint_t **polled; /* peers whose ring we poll */
+    int n_polled;
+
+    /* fragment pool carving (offsets in our segment) */
+    uint64_t eager_next, eager_end;
+    uint64_t max_next, max_end;
+    opal_free_list_t eager_frags;    /* payload capacity: eager_limit */
+    opal_free_list_t max_frags;      /* payload capacity: max_send_size */
+
+    size_t inflight;              /* fragments waiting for a receiver, all peers */
+    opal_list_t pending_eps;      /* endpoints with queued fragments */
+    int32_t in_progress;          /* progress re-entrance guard */
+
+    const mca_btl_smcuda_copy_ops_t *copy; /* NULL: no single copy */
+    mca_btl_base_module_error_cb_fn_t error_cb;
+    opal_mutex_t lock;            /* pending list, only taken when threads are in use */
+
+    /* receive descriptor handed to the upper layer (valid during its callback) */
+    mca_btl_base_descriptor_t rdesc;
+    mca_btl_base_segment_t rseg;
+} mca_btl_smcuda_module_t;
+
+typedef struct mca_btl_smcuda_component_t {
+    mca_btl_base_component_3_0_0_t super;
+
+    /* MCA parameters (see docs/mca-params.md) */
+    int priority;
+    unsigned int fbox_size;       /* bytes of each incoming ring */
+    unsigned int fbox_count;      /* peers (by local rank) that get a ring */
+    unsigned int fbox_max_size;   /* largest message (header + payload) sent through a ring */
+    unsigned int fifo_size;       /* FIFO slots */
+    int free_list_num, free_list_max, free_list_inc; /* eager fragments */
+    int max_frags;                /* fragments of max_send_size */
+    int single_copy_mechanism;
+    size_t cma_min_size;          /* smaller RDMA-able messages use the copy path */
+    char *backing_directory;
+    int verbose;
+
+    int output;                   /* opal_output stream */
+    unsigned long long pv[SMCUDA_PV_COUNT];
+} mca_btl_smcuda_component_t;
+
+OPAL_MODULE_DECLSPEC extern mca_btl_smcuda_component_t mca_btl_smcuda_component;
+extern mca_btl_smcuda_module_t mca_btl_smcuda;
+
+#define SMCUDA_PV_ADD(which, bytes)                                     \
+    do {                                                                \
+        mca_btl_smcuda_component.pv[SMCUDA_PV_##which##_MESSAGES]++;    \
+        mca_btl_smcuda_component.pv[SMCUDA_PV_##which##_BYTES] += (bytes); \
+    } while (0)
+
+/* ------------------------------------------------------------------ */
+/* module functions                                                    */
+/* ------------------------------------------------------------------ */
+
+void mca_btl_smcuda_module_set_ops(mca_btl_base_module_t *btl);
+int mca_btl_smcuda_module_init(mca_btl_smcuda_module_t *m);
+int mca_btl_smcuda_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+                             struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers,
+                             struct opal_bitmap_t *reachable);
+int mca_btl_smcuda_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+                             struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers);
+int mca_btl_smcuda_finalize(struct mca_btl_base_module_t *btl);
+int mca_btl_smcuda_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+                        struct mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag);
+int mca_btl_smcuda_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+                         struct opal_convertor_t *convertor, void *header, size_t header_size,
+                         size_t payload_size, uint8_t order, uint32_t flags,
+                         mca_btl_base_tag_t tag, mca_btl_base_descriptor_t **descriptor);
+int mca_btl_smcuda_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+                       void *local_address, uint64_t remote_address,
+                       struct mca_btl_base_registration_handle_t *local_handle,
+                       struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
+                       int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
+                       void *cbcontext, void *cbdata);
+int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+                       void *local_address, uint64_t remote_address,
+                       struct mca_btl_base_registration_handle_t *local_handle,
+                       struct mca_btl_base_registration_handle_t *remote_handle, size_t size,
+                       int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
+                       void *cbcontext, void *cbdata);
+
+/* endpoint */
+int mca_btl_smcuda_endpoint_attach(mca_btl_smcuda_module_t *m, struct opal_proc_t *proc,
+                                   mca_btl_base_endpoint_t **ep_out);
+void mca_btl_smcuda_endpoint_detach(mca_btl_base_endpoint_t *ep);
+
+/* send side internals (btl_smcuda_send.c) */
+struct mca_btl_smcuda_frag_t;
+int mca_btl_smcuda_frag_start(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
+                              struct mca_btl_smcuda_frag_t *frag);
+int mca_btl_smcuda_reap(mca_btl_smcuda_module_t *m);
+int mca_btl_smcuda_retry_pending(mca_btl_smcuda_module_t *m);
+
+/* receive side (btl_smcuda_recv.c) */
+int mca_btl_smcuda_poll(mca_btl_smcuda_module_t *m);
+
+/* a protocol violation seen in shared memory: report once */
+void mca_btl_smcuda_report_corruption(const char *what, int peer);
+
+END_C_DECLS
+
+#endif /* MCA_BTL_SMCUDA_H */

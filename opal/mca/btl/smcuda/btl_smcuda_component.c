@@ -1,0 +1,490 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * btl_smcuda_component.c - parameters, performance variables, segment
+ * creation at init, and the progress function.
+ */
+#include "btl_smcuda.h"
+#include "btl_smcuda_fifo.h"
+#include "btl_smcuda_frag.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "opal/mca/base/mca_base_pvar.h"
+#include "opal/mca/btl/base/base.h"
+#include "opal/mca/pmix/pmix.h"
+#include "opal/util/output.h"
+#include "opal/util/proc.h"
+
+static int smcuda_register(void);
+static int smcuda_open(void);
+static int smcuda_close(void);
+static mca_btl_base_module_t **smcuda_init(int *num_btls, bool progress_threads, bool mpi_threads);
+static int smcuda_progress(void);
+
+mca_btl_smcuda_component_t mca_btl_smcuda_component = {
+    .super = {
+        .btl_version = {
+            MCA_BTL_BASE_VERSION_3_1_0,
+            .mca_component_name = "smcuda",
+            MCA_BASE_MAKE_VERSION(component, OB1X_MAJOR_VERSION, OB1X_MINOR_VERSION,
+                                  OB1X_RELEASE_VERSION),
+            .mca_open_component = smcuda_open,
+            .mca_close_component = smcuda_close,
+            .mca_register_component_params = smcuda_register,
+        },
+        .btl_data = {
+            .param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT,
+        },
+        .btl_init = smcuda_init,
+        .btl_progress = smcuda_progress,
+    },
+};
+
+/* ------------------------------------------------------------------ */
+/* parameters                                                          */
+/* ------------------------------------------------------------------ */
+
+static const char *pv_names[SMCUDA_PV_COUNT] = {
+    "fbox_messages", "fbox_bytes", "fifo_messages", "fifo_bytes", "sendi_messages",
+    "sendi_bytes",   "put_messages", "put_bytes",   "get_messages", "get_bytes",
+    "flow_control_stalls",
+};
+static const char *pv_help[SMCUDA_PV_COUNT] = {
+    "Messages sent through a peer's fast-box ring",
+    "Bytes (upper-layer header + payload) sent through fast-box rings",
+    "Fragments pushed into a peer's receive FIFO",
+    "Bytes (upper-layer header + payload) sent through receive FIFOs",
+    "Messages accepted by the immediate send (btl_sendi), ring or FIFO",
+    "Bytes accepted by the immediate send",
+    "Single-copy writes (btl_put)",
+    "Bytes written by btl_put",
+    "Single-copy reads (btl_get)",
+    "Bytes read by btl_get",
+    "Sends queued because the peer's FIFO was full or older sends were still queued",
+};
+
+static int reg_uint(const char *name, const char *help, unsigned int *storage,
+                    mca_base_var_info_lvl_t lvl)
+{
+    return mca_base_component_var_register(&mca_btl_smcuda_component.super.btl_version, name, help,
+                                           MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, 0, 0, lvl,
+                                           MCA_BASE_VAR_SCOPE_LOCAL, storage);
+}
+
+static int reg_int(const char *name, const char *help, int *storage, mca_base_var_info_lvl_t lvl)
+{
+    return mca_base_component_var_register(&mca_btl_smcuda_component.super.btl_version, name, help,
+                                           MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, lvl,
+                                           MCA_BASE_VAR_SCOPE_LOCAL, storage);
+}
+
+static void set_module_defaults(mca_btl_base_module_t *b)
+{
+    b->btl_exclusivity = MCA_BTL_EXCLUSIVITY_HIGH + 1; /* above vader (HIGH) */
+    b->btl_eager_limit = 4 * 1024;
+    b->btl_rndv_eager_limit = 32 * 1024;
+    b->btl_max_send_size = 32 * 1024;
+    b->btl_rdma_pipeline_send_length = 4 * 1024;
+    b->btl_rdma_pipeline_frag_size = 4 * 1024;
+    b->btl_min_rdma_pipeline_size = INT32_MAX;
+    b->btl_latency = 1;
+    b->btl_bandwidth = 40000;
+    b->btl_flags = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_PUT | MCA_BTL_FLAGS_GET;
+    b->btl_get_limit = SIZE_MAX;
+    b->btl_put_limit = SIZE_MAX;
+    b->btl_get_alignment = 0;
+    b->btl_put_alignment = 0;
+    b->btl_registration_handle_size = sizeof(mca_btl_base_registration_handle_t);
+}
+
+static int smcuda_register(void)
+{
+    mca_btl_smcuda_component_t *c = &mca_btl_smcuda_component;
+    const mca_base_component_t *v = &c->super.btl_version;
+    static const mca_base_var_enum_value_t mechs[] = {
+        {SMCUDA_COPY_CMA, "cma"}, {SMCUDA_COPY_NONE, "none"}, {0, NULL}};
+    mca_base_var_enum_t *mech_enum = NULL;
+    int rc;
+
+    c->priority = 0;
+    reg_int("priority",
+            "Informational rank among shared-memory BTLs (selection between BTLs is by "
+            "btl_smcuda_exclusivity, which is above vader's by default)",
+            &c->priority, OPAL_INFO_LVL_9);
+    c->fbox_size = 16 * 1024;
+    reg_uint("fbox_size",
+             "Bytes of each per-peer fast-box ring (power of two, 4 KiB..1 MiB; rounded up)",
+             &c->fbox_size, OPAL_INFO_LVL_5);
+    c->fbox_count = 64;
+    reg_uint("fbox_count",
+             "Number of local peers (lowest local ranks first) that get a fast-box ring "
+             "towards this process; others use only the FIFO",
+             &c->fbox_count, OPAL_INFO_LVL_5);
+    c->fbox_max_size = 1024;
+    reg_uint("fbox_max_size",
+             "Largest message (upper-layer header + payload, bytes) sent through a fast-box "
+             "ring; at most fbox_size/4 and eager_limit",
+             &c->fbox_max_size, OPAL_INFO_LVL_5);
+    c->fifo_size = 1024;
+    reg_uint("fifo_size", "Slots of the per-process receive FIFO (power of two; rounded up)",
+             &c->fifo_size, OPAL_INFO_LVL_5);
+    c->free_list_num = 8;
+    reg_int("free_list_num", "Initial number of eager fragments (eager_limit bytes each)",
+            &c->free_list_num, OPAL_INFO_LVL_9);
+    c->free_list_max = 256;
+    reg_int("free_list_max",
+            "Maximum number of eager fragments; sizes this process's shared fragment pool",
+            &c->free_list_max, OPAL_INFO_LVL_9);
+    c->free_list_inc = 32;
+    reg_int("free_list_inc", "Eager fragments added each time the list grows",
+            &c->free_list_inc, OPAL_INFO_LVL_9);
+    c->max_frags = 64;
+    reg_int("max_frags", "Maximum number of max_send_size fragments (pipeline protocol)",
+            &c->max_frags, OPAL_INFO_LVL_9);
+
+    c->single_copy_mechanism = SMCUDA_COPY_CMA;
+    rc = mca_base_var_enum_create("btl_smcuda_single_copy_mechanisms", mechs, &mech_enum);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    rc = mca_base_component_var_register(
+        v, "single_copy_mechanism",
+        "Single-copy mechanism for btl_put/btl_get of host memory: cma (process_vm_readv/"
+        "writev; falls back to none with a notice when the kernel refuses it) or none "
+        "(copy-in/copy-out through shared fragments only)",
+        MCA_BASE_VAR_TYPE_INT, mech_enum, 0, 0, OPAL_INFO_LVL_3, MCA_BASE_VAR_SCOPE_LOCAL,
+        &c->single_copy_mechanism);
+    OBJ_RELEASE(mech_enum);
+    if (rc < 0) {
+        return rc;
+    }
+    c->cma_min_size = 0;
+    mca_base_component_var_register(
+        v, "cma_min_size",
+        "Messages smaller than this many bytes are not offered for single copy (the "
+        "registration is declined), so the upper layer moves them through shared fragments",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
+        &c->cma_min_size);
+    c->backing_directory = "/dev/shm";
+    mca_base_component_var_register(
+        v, "backing_directory",
+        "Directory for the shared-memory backing files (local file system; falls back to "
+        "the job session directory when not writable). Files are 0600 and removed as soon "
+        "as every local peer has mapped them",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_3, MCA_BASE_VAR_SCOPE_READONLY,
+        &c->backing_directory);
+    c->verbose = 0;
+    reg_int("verbose", "Verbosity of btl/smcuda diagnostics (0: errors only)", &c->verbose,
+            OPAL_INFO_LVL_9);
+
+    for (int i = 0; i < SMCUDA_PV_COUNT; ++i) {
+        (void) mca_base_component_pvar_register(
+            v, pv_names[i], pv_help[i], OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
+            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, NULL, NULL, NULL,
+            &c->pv[i]);
+    }
+
+    set_module_defaults(&mca_btl_smcuda.super);
+    mca_btl_smcuda_module_set_ops(&mca_btl_smcuda.super);
+    return mca_btl_base_param_register(&c->super.btl_version, &mca_btl_smcuda.super);
+}
+
+static int smcuda_open(void)
+{
+    mca_btl_smcuda_component.output = opal_output_open(NULL);
+    opal_output_set_verbosity(mca_btl_smcuda_component.output, mca_btl_smcuda_component.verbose);
+    return OPAL_SUCCESS;
+}
+
+static int smcuda_close(void)
+{
+    if (mca_btl_smcuda_component.output > 0) {
+        opal_output_close(mca_btl_smcuda_component.output);
+        mca_btl_smcuda_component.output = -1;
+    }
+    return OPAL_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* init: create and publish our segment                                */
+/* ------------------------------------------------------------------ */
+
+static uint32_t pow2_ceil(uint32_t v)
+{
+    uint32_t p = 1;
+    while (p < v && p < (1u << 30)) {
+        p <<= 1;
+    }
+    return p;
+}
+
+/* Clamps parameters to what the layout supports. */
+static void sanitize_params(mca_btl_smcuda_component_t *c, mca_btl_base_module_t *b)
+{
+    c->fbox_size = pow2_ceil(c->fbox_size < 4096 ? 4096 : c->fbox_size);
+    if (c->fbox_size > (1u << 20)) {
+        c->fbox_size = 1u << 20;
+    }
+    if (c->fbox_max_size > c->fbox_size / 4) {
+        c->fbox_max_size = c->fbox_size / 4;
+    }
+    if (c->fbox_max_size > b->btl_eager_limit) {
+        c->fbox_max_size = (unsigned int) b->btl_eager_limit;
+    }
+    c->fifo_size = pow2_ceil(c->fifo_size < 64 ? 64 : c->fifo_size);
+    if (b->btl_eager_limit < 64) {
+        b->btl_eager_limit = 64;
+    }
+    if (b->btl_max_send_size < b->btl_eager_limit) {
+        b->btl_max_send_size = b->btl_eager_limit;
+    }
+    if (b->btl_rndv_eager_limit > b->btl_eager_limit) {
+        /* the first rendezvous fragment must fit an eager fragment */
+        b->btl_rndv_eager_limit = b->btl_eager_limit;
+    }
+    if (c->free_list_max < 16) {
+        c->free_list_max = 16;
+    }
+    if (c->max_frags < 4) {
+        c->max_frags = 4;
+    }
+}
+
+/* Chooses the backing directory: the parameter when writable, else the
+ * job session directory. */
+static const char *backing_dir(void)
+{
+    const char *dir = mca_btl_smcuda_component.backing_directory;
+    if (NULL != dir && 0 == access(dir, W_OK | X_OK)) {
+        return dir;
+    }
+    if (NULL != opal_process_info.job_session_dir) {
+        return opal_process_info.job_session_dir;
+    }
+    return "/tmp";
+}
+
+static int create_segment(mca_btl_smcuda_module_t *m)
+{
+    mca_btl_smcuda_component_t *c = &mca_btl_smcuda_component;
+    mca_btl_base_module_t *b = &m->super;
+    uint32_t nrings = c->fbox_count < (uint32_t) m->n_local ? c->fbox_count : (uint32_t) m->n_local;
+    uint64_t page = (uint64_t) getpagesize();
+    uint64_t eager_bytes = (uint64_t) c->free_list_max
+                           * SMCUDA_ALIGN(SMCUDA_FRAG_HDR_SIZE + b->btl_eager_limit, 64);
+    uint64_t max_bytes = (uint64_t) c->max_frags
+                         * SMCUDA_ALIGN(SMCUDA_FRAG_HDR_SIZE + b->btl_max_send_size, 64);
+    uint64_t fifo_off = page;
+    uint64_t fbox_off = SMCUDA_ALIGN(fifo_off + sizeof(smcuda_fifo_t)
+                                     + (uint64_t) c->fifo_size * sizeof(smcuda_fifo_slot_t), page);
+    uint32_t stride = sizeof(smcuda_fbox_ctl_t) + c->fbox_size;
+    uint64_t frag_off = SMCUDA_ALIGN(fbox_off + (uint64_t) nrings * stride, page);
+    uint64_t size = SMCUDA_ALIGN(frag_off + eager_bytes + max_bytes, page);
+    smcuda_seg_hdr_t *hdr;
+    int fd;
+
+    snprintf(m->seg_path, sizeof(m->seg_path), "%s/ob1x_smcuda.%u.%u.%d", backing_dir(),
+             (unsigned) OPAL_PROC_MY_NAME.jobid, (unsigned) OPAL_PROC_MY_NAME.vpid,
+             (int) getpid());
+    fd = open(m->seg_path, O_CREAT | O_EXCL | O_RDWR, S_IRUSR | S_IWUSR);
+    if (fd < 0) {
+        opal_output(0, "btl/smcuda: cannot create %s: %s; component disabled", m->seg_path,
+                    strerror(errno));
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    /* owner read/write only, whatever the umask */
+    (void) fchmod(fd, S_IRUSR | S_IWUSR);
+    if (0 != ftruncate(fd, (off_t) size)) {
+        goto undo_file;
+    }
+    m->seg = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (MAP_FAILED == m->seg) {
+        m->seg = NULL;
+        goto undo_file;
+    }
+    close(fd);
+    m->seg_size = size;
+    m->seg_linked = true;
+
+    hdr = m->hdr = (smcuda_seg_hdr_t *) m->seg;
+    hdr->version = SMCUDA_SHM_VERSION;
+    hdr->n_local = (uint32_t) m->n_local;
+    hdr->seg_size = size;
+    hdr->fifo_off = fifo_off;
+    hdr->fifo_slots = c->fifo_size;
+    hdr->fbox_count = nrings;
+    hdr->fbox_off = fbox_off;
+    hdr->fbox_size = c->fbox_size;
+    hdr->fbox_stride = stride;
+    hdr->frag_off = frag_off;
+    hdr->frag_size = eager_bytes + max_bytes;
+    hdr->owner_pid = (int32_t) getpid();
+    hdr->owner_lrank = m->my_lrank;
+    hdr->owner_base = (uint64_t) (uintptr_t) m->seg;
+    hdr->attached = 1; /* ourselves */
+    m->fifo = (smcuda_fifo_t *) (m->seg + fifo_off);
+    m->fifo_mask = c->fifo_size - 1;
+    m->fifo_head = 0;
+    smcuda_fifo_init(m->fifo, c->fifo_size);
+    m->eager_next = frag_off;
+    m->eager_end = m->max_next = frag_off + eager_bytes;
+    m->max_end = m->max_next + max_bytes;
+    /* release: the whole layout is initialized before the magic that tells
+     * attachers it is usable */
+    __atomic_store_n(&hdr->magic, SMCUDA_SHM_MAGIC, __ATOMIC_RELEASE);
+    return OPAL_SUCCESS;
+
+undo_file:
+    opal_output(0, "btl/smcuda: cannot size or map %s (%llu bytes): %s; component disabled",
+                m->seg_path, (unsigned long long) size, strerror(errno));
+    close(fd);
+    unlink(m->seg_path);
+    return OPAL_ERR_OUT_OF_RESOURCE;
+}
+
+static void select_copy_mechanism(mca_btl_smcuda_module_t *m)
+{
+    const char *why = NULL;
+
+    m->copy = NULL;
+    if (SMCUDA_COPY_CMA == mca_btl_smcuda_component.single_copy_mechanism) {
+        if (OPAL_SUCCESS == mca_btl_smcuda_cma_ops.query(&why)) {
+            m->copy = &mca_btl_smcuda_cma_ops;
+        } else if (0 == m->my_lrank) {
+            opal_output(0, "btl/smcuda: CMA single copy unavailable (%s); using copy-in/copy-out",
+                        why);
+        }
+    }
+    if (NULL == m->copy) {
+        m->super.btl_flags &= ~(MCA_BTL_FLAGS_PUT | MCA_BTL_FLAGS_GET);
+        m->super.btl_put = NULL;
+        m->super.btl_get = NULL;
+        m->super.btl_register_mem = NULL;
+        m->super.btl_deregister_mem = NULL;
+        m->super.btl_registration_handle_size = 0;
+    }
+}
+
+static int publish_segment(mca_btl_smcuda_module_t *m)
+{
+    smcuda_modex_t mx;
+    int rc;
+
+    memset(&mx, 0, sizeof(mx));
+    mx.version = SMCUDA_SHM_VERSION;
+    mx.lrank = m->my_lrank;
+    mx.pid = (int32_t) getpid();
+    mx.seg_size = m->seg_size;
+    snprintf(mx.path, sizeof(mx.path), "%s", m->seg_path);
+    OPAL_MODEX_SEND(rc, OPAL_PMIX_LOCAL, &mca_btl_smcuda_component.super.btl_version, &mx,
+                    sizeof(mx));
+    return rc;
+}
+
+static mca_btl_base_module_t **smcuda_init(int *num_btls, bool progress_threads, bool mpi_threads)
+{
+    mca_btl_smcuda_module_t *m = &mca_btl_smcuda;
+    mca_btl_base_module_t **btls;
+    int rc;
+
+    (void) progress_threads;
+    (void) mpi_threads;
+    *num_btls = 0;
+    /* nobody to talk to through shared memory */
+    if (0 == opal_process_info.num_local_peers || opal_process_info.my_local_rank < 0) {
+        return NULL;
+    }
+    sanitize_params(&mca_btl_smcuda_component, &m->super);
+    m->my_lrank = opal_process_info.my_local_rank;
+    m->n_local = opal_process_info.num_local_peers + 1;
+    if (m->my_lrank >= m->n_local) {
+        return NULL;
+    }
+    rc = mca_btl_smcuda_module_init(m);
+    if (OPAL_SUCCESS != rc) {
+        return NULL;
+    }
+    select_copy_mechanism(m);
+    rc = create_segment(m);
+    if (OPAL_SUCCESS != rc) {
+        goto undo_module;
+    }
+    rc = mca_btl_smcuda_frag_lists_init(m);
+    if (OPAL_SUCCESS != rc) {
+        goto undo_segment;
+    }
+    rc = publish_segment(m);
+    if (OPAL_SUCCESS != rc) {
+        goto undo_lists;
+    }
+    btls = (mca_btl_base_module_t **) malloc(sizeof(*btls));
+    if (NULL == btls) {
+        goto undo_lists;
+    }
+    btls[0] = &m->super;
+    *num_btls = 1;
+    return btls;
+
+undo_lists:
+    mca_btl_smcuda_frag_lists_fini(m);
+undo_segment:
+    munmap(m->seg, m->seg_size);
+    m->seg = NULL;
+    unlink(m->seg_path);
+undo_module:
+    free(m->eps);
+    free(m->polled);
+    m->eps = m->polled = NULL;
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* progress                                                            */
+/* ------------------------------------------------------------------ */
+
+static int smcuda_progress(void)
+{
+    mca_btl_smcuda_module_t *m = &mca_btl_smcuda;
+    int n;
+
+    if (SMCUDA_UNLIKELY(NULL == m->seg)) {
+        return 0;
+    }
+    /* a callback may re-enter opal_progress; and with threads only one
+     * thread drains the FIFO (it is single-consumer) */
+    if (opal_using_threads()) {
+        if (0 != __atomic_exchange_n(&m->in_progress, 1, __ATOMIC_ACQUIRE)) {
+            return 0;
+        }
+    } else if (m->in_progress) {
+        return 0;
+    } else {
+        m->in_progress = 1;
+    }
+    n = mca_btl_smcuda_poll(m);
+    if (m->inflight) {
+        n += mca_btl_smcuda_reap(m);
+    }
+    if (SMCUDA_UNLIKELY(!opal_list_is_empty(&m->pending_eps))) {
+        n += mca_btl_smcuda_retry_pending(m);
+    }
+    __atomic_store_n(&m->in_progress, 0, __ATOMIC_RELEASE);
+    return n;
+}
+
+void mca_btl_smcuda_report_corruption(const char *what, int peer)
+{
+    static bool reported = false;
+    if (!reported) {
+        reported = true;
+        opal_output(0, "btl/smcuda: shared-memory protocol error (%s) from local peer %d", what,
+                    peer);
+    }
+}

@@ -1,0 +1,163 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * btl_smcuda_endpoint.c - attaching to a local peer's segment.
+ */
+#include "btl_smcuda.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "opal/mca/pmix/pmix.h"
+#include "opal/util/output.h"
+#include "opal/util/proc.h"
+
+static void endpoint_construct(mca_btl_base_endpoint_t *ep)
+{
+    ep->proc = NULL;
+    ep->seg = NULL;
+    ep->accel = NULL;
+    ep->on_pending_list = false;
+    OBJ_CONSTRUCT(&ep->inflight, opal_list_t);
+    OBJ_CONSTRUCT(&ep->pending, opal_list_t);
+    OBJ_CONSTRUCT(&ep->lock, opal_mutex_t);
+}
+
+static void endpoint_destruct(mca_btl_base_endpoint_t *ep)
+{
+    OBJ_DESTRUCT(&ep->inflight);
+    OBJ_DESTRUCT(&ep->pending);
+    OBJ_DESTRUCT(&ep->lock);
+}
+
+OBJ_CLASS_INSTANCE(mca_btl_base_endpoint_t, opal_list_item_t, endpoint_construct,
+                   endpoint_destruct);
+
+/* Maps the segment described by `mx` and checks its header. */
+static int map_peer_segment(const smcuda_modex_t *mx, unsigned char **seg_out)
+{
+    const smcuda_seg_hdr_t *hdr;
+    unsigned char *seg;
+    int fd;
+
+    fd = open(mx->path, O_RDWR);
+    if (fd < 0) {
+        opal_output_verbose(1, mca_btl_smcuda_component.output,
+                            "btl/smcuda: cannot open peer segment %s: %s", mx->path,
+                            strerror(errno));
+        return OPAL_ERR_UNREACH;
+    }
+    seg = mmap(NULL, mx->seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (MAP_FAILED == seg) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    hdr = (const smcuda_seg_hdr_t *) seg;
+    if (SMCUDA_SHM_MAGIC != hdr->magic || SMCUDA_SHM_VERSION != hdr->version
+        || hdr->seg_size != mx->seg_size || hdr->owner_pid != mx->pid) {
+        munmap(seg, mx->seg_size);
+        return OPAL_ERR_UNREACH;
+    }
+    *seg_out = seg;
+    return OPAL_SUCCESS;
+}
+
+/* Counts us as attached; the last process to attach removes the file. */
+static void note_attached(smcuda_seg_hdr_t *hdr, const char *path)
+{
+    /* acq_rel: every earlier attacher's open() happened before the one that
+     * sees the final count unlinks the name */
+    uint32_t n = __atomic_add_fetch(&hdr->attached, 1, __ATOMIC_ACQ_REL);
+    if (n == hdr->n_local) {
+        (void) unlink(path);
+    }
+}
+
+int mca_btl_smcuda_endpoint_attach(mca_btl_smcuda_module_t *m, struct opal_proc_t *proc,
+                                   mca_btl_base_endpoint_t **ep_out)
+{
+    smcuda_modex_t *mx = NULL;
+    size_t mx_size = 0;
+    mca_btl_base_endpoint_t *ep;
+    smcuda_seg_hdr_t *hdr;
+    unsigned char *seg;
+    int rc;
+
+    OPAL_MODEX_RECV(rc, &mca_btl_smcuda_component.super.btl_version, &proc->proc_name,
+                    (void **) &mx, &mx_size);
+    if (OPAL_SUCCESS != rc || NULL == mx) {
+        return OPAL_ERR_UNREACH;
+    }
+    if (mx_size != sizeof(*mx) || SMCUDA_SHM_VERSION != mx->version || mx->lrank < 0
+        || mx->lrank >= m->n_local || mx->lrank == m->my_lrank) {
+        free(mx);
+        return OPAL_ERR_UNREACH;
+    }
+    if (NULL != m->eps[mx->lrank]) { /* added before */
+        *ep_out = m->eps[mx->lrank];
+        free(mx);
+        return OPAL_SUCCESS;
+    }
+    mx->path[sizeof(mx->path) - 1] = '\0';
+    rc = map_peer_segment(mx, &seg);
+    if (OPAL_SUCCESS != rc) {
+        free(mx);
+        return rc;
+    }
+    note_attached((smcuda_seg_hdr_t *) seg, mx->path);
+
+    ep = OBJ_NEW(mca_btl_base_endpoint_t);
+    hdr = (smcuda_seg_hdr_t *) seg;
+    ep->proc = proc;
+    ep->lrank = mx->lrank;
+    ep->pid = mx->pid;
+    ep->seg = seg;
+    ep->seg_size = mx->seg_size;
+    ep->fifo = (smcuda_fifo_t *) (seg + hdr->fifo_off);
+    ep->fifo_mask = hdr->fifo_slots - 1;
+
+    /* outgoing ring: the peer reserved one for us if our local rank is
+     * below its fbox_count */
+    ep->out_ring = NULL;
+    ep->out_active = false;
+    ep->out_head = ep->out_tail = 0;
+    ep->send_seq = 0;
+    if ((uint32_t) m->my_lrank < hdr->fbox_count) {
+        ep->out_ctl = (smcuda_fbox_ctl_t *) (seg + hdr->fbox_off
+                                             + (uint64_t) m->my_lrank * hdr->fbox_stride);
+        ep->out_ring = (unsigned char *) (ep->out_ctl + 1);
+        ep->out_mask = hdr->fbox_size - 1;
+    }
+    /* incoming ring, in our own segment */
+    ep->in_ring = NULL;
+    ep->in_pos = 0;
+    ep->recv_seq = 0;
+    if ((uint32_t) ep->lrank < m->hdr->fbox_count) {
+        ep->in_ctl = (smcuda_fbox_ctl_t *) (m->seg + m->hdr->fbox_off
+                                            + (uint64_t) ep->lrank * m->hdr->fbox_stride);
+        ep->in_ring = (unsigned char *) (ep->in_ctl + 1);
+        ep->in_mask = m->hdr->fbox_size - 1;
+    }
+    ep->copy_ok = NULL != m->copy && OPAL_SUCCESS == m->copy->check_peer(ep);
+    opal_output_verbose(10, mca_btl_smcuda_component.output,
+                        "btl/smcuda: attached local peer %d (pid %d): ring %s, single copy %s",
+                        ep->lrank, (int) ep->pid, ep->out_ring ? "yes" : "no",
+                        ep->copy_ok ? m->copy->name : "no");
+
+    m->eps[ep->lrank] = ep;
+    free(mx);
+    *ep_out = ep;
+    return OPAL_SUCCESS;
+}
+
+void mca_btl_smcuda_endpoint_detach(mca_btl_base_endpoint_t *ep)
+{
+    if (NULL != ep->seg) {
+        munmap(ep->seg, ep->seg_size);
+        ep->seg = NULL;
+    }
+    OBJ_RELEASE(ep);
+}

@@ -1,0 +1,238 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * btl_smcuda_module.c - module life cycle, descriptors, registration.
+ */
+#include "btl_smcuda.h"
+#include "btl_smcuda_frag.h"
+
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "opal/class/opal_bitmap.h"
+#include "opal/datatype/opal_convertor.h"
+#include "opal/mca/hwloc/hwloc-internal.h"
+#include "opal/util/output.h"
+#include "opal/util/proc.h"
+
+static mca_btl_base_descriptor_t *smcuda_alloc(struct mca_btl_base_module_t *btl,
+                                               struct mca_btl_base_endpoint_t *ep, uint8_t order,
+                                               size_t size, uint32_t flags)
+{
+    mca_btl_smcuda_frag_t *frag;
+
+    (void) order;
+    frag = mca_btl_smcuda_frag_alloc((mca_btl_smcuda_module_t *) btl, ep, size);
+    if (SMCUDA_UNLIKELY(NULL == frag)) {
+        return NULL;
+    }
+    frag->base.des_flags = flags;
+    frag->base.order = MCA_BTL_NO_ORDER;
+    return &frag->base;
+}
+
+static int smcuda_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
+{
+    (void) btl;
+    mca_btl_smcuda_frag_return((mca_btl_smcuda_frag_t *) des);
+    return OPAL_SUCCESS;
+}
+
+/* Packs `reserve` header bytes (filled in later by the caller) and up to
+ * *size data bytes straight into a shared fragment: the data is written
+ * once, in place, where the receiver will read it. */
+static mca_btl_base_descriptor_t *smcuda_prepare_src(struct mca_btl_base_module_t *btl,
+                                                     struct mca_btl_base_endpoint_t *ep,
+                                                     struct opal_convertor_t *convertor,
+                                                     uint8_t order, size_t reserve, size_t *size,
+                                                     uint32_t flags)
+{
+    mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
+    mca_btl_smcuda_frag_t *frag;
+    size_t data = *size;
+    struct iovec iov;
+    uint32_t iov_count = 1;
+
+    (void) order;
+    if (reserve + data > btl->btl_max_send_size) {
+        data = btl->btl_max_send_size - reserve;
+    }
+    frag = mca_btl_smcuda_frag_alloc(m, ep, reserve + data);
+    if (SMCUDA_UNLIKELY(NULL == frag)) {
+        return NULL;
+    }
+    if (data > 0) {
+        iov.iov_base = (unsigned char *) frag->segment.seg_addr.pval + reserve;
+        iov.iov_len = data;
+        if (SMCUDA_UNLIKELY(opal_convertor_pack(convertor, &iov, &iov_count, &data) < 0)) {
+            mca_btl_smcuda_frag_return(frag);
+            return NULL;
+        }
+    }
+    frag->segment.seg_len = reserve + data;
+    frag->base.des_flags = flags;
+    frag->base.order = MCA_BTL_NO_ORDER;
+    *size = data;
+    return &frag->base;
+}
+
+/* Registration only records the range: single-copy needs no pinning.  A
+ * range the upper layer wants to expose for remote reads is declined below
+ * cma_min_size, which makes it use the copy path for that message. */
+static mca_btl_base_registration_handle_t *smcuda_register_mem(struct mca_btl_base_module_t *btl,
+                                                               struct mca_btl_base_endpoint_t *ep,
+                                                               void *base, size_t size,
+                                                               uint32_t flags)
+{
+    mca_btl_base_registration_handle_t *h;
+
+    (void) btl;
+    if ((flags & MCA_BTL_REG_FLAG_REMOTE_READ) && size < mca_btl_smcuda_component.cma_min_size) {
+        return NULL;
+    }
+    if (NULL != ep && MCA_BTL_ENDPOINT_ANY != ep && !ep->copy_ok) {
+        return NULL;
+    }
+    h = (mca_btl_base_registration_handle_t *) malloc(sizeof(*h));
+    if (NULL != h) {
+        h->base = (uint64_t) (uintptr_t) base;
+        h->len = size;
+    }
+    return h;
+}
+
+static int smcuda_deregister_mem(struct mca_btl_base_module_t *btl,
+                                 mca_btl_base_registration_handle_t *handle)
+{
+    (void) btl;
+    free(handle);
+    return OPAL_SUCCESS;
+}
+
+static int smcuda_register_error(struct mca_btl_base_module_t *btl,
+                                 mca_btl_base_module_error_cb_fn_t cbfunc)
+{
+    ((mca_btl_smcuda_module_t *) btl)->error_cb = cbfunc;
+    return OPAL_SUCCESS;
+}
+
+/* put/get complete before they return: nothing to flush */
+static int smcuda_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep)
+{
+    (void) btl;
+    (void) ep;
+    return OPAL_SUCCESS;
+}
+
+int mca_btl_smcuda_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+                             struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers,
+                             struct opal_bitmap_t *reachable)
+{
+    mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
+    opal_proc_t *self = opal_proc_local_get();
+
+    for (size_t i = 0; i < nprocs; ++i) {
+        opal_proc_t *proc = procs[i];
+        mca_btl_base_endpoint_t *ep = NULL;
+
+        peers[i] = NULL;
+        /* same node and same job only: local ranks are per job */
+        if (proc == self || !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags)
+            || proc->proc_name.jobid != self->proc_name.jobid) {
+            continue;
+        }
+        if (OPAL_SUCCESS != mca_btl_smcuda_endpoint_attach(m, proc, &ep)) {
+            continue;
+        }
+        peers[i] = ep;
+        if (NULL != reachable) {
+            int rc = opal_bitmap_set_bit(reachable, (int) i);
+            if (OPAL_SUCCESS != rc) {
+                return rc;
+            }
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
+/* Peers stay mapped until finalize: their fragments may still be in our
+ * FIFO, and a later add_procs finds them again. */
+int mca_btl_smcuda_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+                             struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers)
+{
+    (void) btl;
+    (void) nprocs;
+    (void) procs;
+    (void) peers;
+    return OPAL_SUCCESS;
+}
+
+int mca_btl_smcuda_finalize(struct mca_btl_base_module_t *btl)
+{
+    mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
+
+    if (NULL == m->seg) {
+        return OPAL_SUCCESS;
+    }
+    for (int i = 0; i < m->n_local; ++i) {
+        if (NULL != m->eps[i]) {
+            mca_btl_smcuda_endpoint_detach(m->eps[i]);
+            m->eps[i] = NULL;
+        }
+    }
+    free(m->eps);
+    free(m->polled);
+    m->eps = m->polled = NULL;
+    m->n_polled = 0;
+    OBJ_DESTRUCT(&m->pending_eps);
+    mca_btl_smcuda_frag_lists_fini(m);
+    /* normally already gone: the last peer to attach removed it */
+    (void) unlink(m->seg_path);
+    munmap(m->seg, m->seg_size);
+    m->seg = NULL;
+    return OPAL_SUCCESS;
+}
+
+void mca_btl_smcuda_module_set_ops(mca_btl_base_module_t *b)
+{
+    b->btl_component = &mca_btl_smcuda_component.super;
+    b->btl_add_procs = mca_btl_smcuda_add_procs;
+    b->btl_del_procs = mca_btl_smcuda_del_procs;
+    b->btl_finalize = mca_btl_smcuda_finalize;
+    b->btl_alloc = smcuda_alloc;
+    b->btl_free = smcuda_free;
+    b->btl_prepare_src = smcuda_prepare_src;
+    b->btl_send = mca_btl_smcuda_send;
+    b->btl_sendi = mca_btl_smcuda_sendi;
+    b->btl_put = mca_btl_smcuda_put;
+    b->btl_get = mca_btl_smcuda_get;
+    b->btl_register_mem = smcuda_register_mem;
+    b->btl_deregister_mem = smcuda_deregister_mem;
+    b->btl_register_error = smcuda_register_error;
+    b->btl_flush = smcuda_flush;
+    b->btl_registration_handle_size = sizeof(mca_btl_base_registration_handle_t);
+}
+
+int mca_btl_smcuda_module_init(mca_btl_smcuda_module_t *m)
+{
+    m->eps = calloc((size_t) m->n_local, sizeof(*m->eps));
+    m->polled = calloc((size_t) m->n_local, sizeof(*m->polled));
+    if (NULL == m->eps || NULL == m->polled) {
+        free(m->eps);
+        free(m->polled);
+        m->eps = m->polled = NULL;
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    m->n_polled = 0;
+    m->inflight = 0;
+    m->in_progress = 0;
+    m->error_cb = NULL;
+    OBJ_CONSTRUCT(&m->pending_eps, opal_list_t);
+    OBJ_CONSTRUCT(&m->lock, opal_mutex_t);
+    m->rdesc.des_segments = &m->rseg;
+    m->rdesc.des_segment_count = 1;
+    return OPAL_SUCCESS;
+}
+
+mca_btl_smcuda_module_t mca_btl_smcuda;

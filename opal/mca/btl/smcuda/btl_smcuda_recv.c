@@ -1,0 +1,114 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * btl_smcuda_recv.c - receive side: poll the rings of the peers that have
+ * started using them, then the FIFO; deliver in per-pair sequence order.
+ *
+ * Ordering argument: a sender takes sequence numbers in program order and
+ * publishes each message with a release store.  When we pop a FIFO fragment
+ * with sequence s while expecting e < s, messages e..s-1 went through the
+ * ring before the fragment was pushed, so (acquire on the FIFO slot) they
+ * are visible in the ring now and are delivered first.  When a ring record
+ * carries a sequence ahead of the expected one, the missing message is a
+ * FIFO fragment not popped yet; the ring waits for it.
+ */
+#include "btl_smcuda.h"
+#include "btl_smcuda_fbox.h"
+#include "btl_smcuda_fifo.h"
+
+#define SMCUDA_FIFO_BUDGET 32 /* fragments handled per progress call */
+
+static inline void deliver(mca_btl_smcuda_module_t *m, mca_btl_base_tag_t tag, void *payload,
+                           uint32_t len)
+{
+    const mca_btl_active_message_callback_t *reg = mca_btl_base_active_message_trigger + tag;
+
+    m->rseg.seg_addr.pval = payload;
+    m->rseg.seg_len = len;
+    m->rdesc.des_segments = &m->rseg;
+    m->rdesc.des_segment_count = 1;
+    reg->cbfunc(&m->super, tag, &m->rdesc, reg->cbdata);
+}
+
+/* Delivers ring records of `ep` in order.  With `until`, stops once the
+ * expected sequence number reaches `target`. */
+static int drain_ring(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, bool until,
+                      uint16_t target)
+{
+    int n = 0;
+
+    while (!until || ep->recv_seq != target) {
+        uint64_t w = smcuda_fbox_peek(ep);
+        uint32_t len;
+
+        if (0 == w || SMCUDA_FBOX_W_SEQ(w) != ep->recv_seq) {
+            break;
+        }
+        len = SMCUDA_FBOX_W_LEN(w);
+        deliver(m, SMCUDA_FBOX_W_TAG(w), smcuda_fbox_payload(ep), len);
+        smcuda_fbox_consume(ep, len);
+        ep->recv_seq++;
+        ++n;
+    }
+    if (n > 0) {
+        smcuda_fbox_release(ep);
+    }
+    return n;
+}
+
+static void start_polling(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep)
+{
+    for (int i = 0; i < m->n_polled; ++i) {
+        if (m->polled[i] == ep) {
+            return;
+        }
+    }
+    m->polled[m->n_polled++] = ep;
+}
+
+static int handle_frag(mca_btl_smcuda_module_t *m, uint64_t ref)
+{
+    int lrank = SMCUDA_FIFO_REF_LRANK(ref);
+    mca_btl_base_endpoint_t *ep = lrank < m->n_local ? m->eps[lrank] : NULL;
+    smcuda_frag_hdr_t *hdr;
+    int n = 1;
+
+    if (SMCUDA_UNLIKELY(NULL == ep || SMCUDA_FIFO_REF_OFF(ref) + sizeof(*hdr) > ep->seg_size)) {
+        mca_btl_smcuda_report_corruption("fragment from unknown peer", lrank);
+        return 0;
+    }
+    hdr = (smcuda_frag_hdr_t *) (ep->seg + SMCUDA_FIFO_REF_OFF(ref));
+    if (SMCUDA_UNLIKELY(hdr->seq != ep->recv_seq)) {
+        if (NULL != ep->in_ring) {
+            n += drain_ring(m, ep, true, hdr->seq);
+        }
+        if (hdr->seq != ep->recv_seq) {
+            mca_btl_smcuda_report_corruption("sequence", lrank);
+            ep->recv_seq = hdr->seq;
+        }
+    }
+    if (SMCUDA_UNLIKELY(hdr->flags & SMCUDA_HDR_FBOX_START) && NULL != ep->in_ring) {
+        start_polling(m, ep);
+    }
+    deliver(m, hdr->tag, hdr + 1, hdr->len);
+    ep->recv_seq++;
+    /* release: our reads of the fragment are complete before the sender
+     * sees it done and reuses it */
+    __atomic_store_n(&hdr->complete, 1, __ATOMIC_RELEASE);
+    return n;
+}
+
+int mca_btl_smcuda_poll(mca_btl_smcuda_module_t *m)
+{
+    uint64_t ref;
+    int n = 0;
+
+    for (int i = 0; i < m->n_polled; ++i) {
+        n += drain_ring(m, m->polled[i], false, 0);
+    }
+    for (int budget = SMCUDA_FIFO_BUDGET;
+         budget > 0 && smcuda_fifo_pop(m->fifo, m->fifo_mask, &m->fifo_head, &ref); --budget) {
+        n += handle_frag(m, ref);
+    }
+    return n;
+}

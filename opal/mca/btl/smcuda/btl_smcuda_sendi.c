@@ -1,0 +1,77 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * btl_smcuda_sendi.c - immediate send: header + payload straight into the
+ * peer's ring; into a FIFO fragment when the ring is not usable.  Nothing
+ * is allocated on the ring path.
+ */
+#include "btl_smcuda.h"
+#include "btl_smcuda_fbox.h"
+#include "btl_smcuda_frag.h"
+
+#include <string.h>
+
+#include "opal/datatype/opal_convertor.h"
+
+/* Writes header + payload to dst. */
+static inline void fill(unsigned char *dst, const void *header, size_t header_size,
+                        struct opal_convertor_t *convertor, size_t payload_size)
+{
+    memcpy(dst, header, header_size);
+    if (payload_size > 0) {
+        struct iovec iov = {.iov_base = dst + header_size, .iov_len = payload_size};
+        uint32_t iov_count = 1;
+        size_t bytes = payload_size;
+        (void) opal_convertor_pack(convertor, &iov, &iov_count, &bytes);
+    }
+}
+
+int mca_btl_smcuda_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+                         struct opal_convertor_t *convertor, void *header, size_t header_size,
+                         size_t payload_size, uint8_t order, uint32_t flags,
+                         mca_btl_base_tag_t tag, mca_btl_base_descriptor_t **descriptor)
+{
+    mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
+    size_t total = header_size + payload_size;
+    mca_btl_smcuda_frag_t *frag;
+
+    (void) order;
+    if (NULL != descriptor) {
+        *descriptor = NULL;
+    }
+    OPAL_THREAD_LOCK(&ep->lock);
+    if (SMCUDA_UNLIKELY(!opal_list_is_empty(&ep->pending))) {
+        goto busy; /* keep order behind queued fragments */
+    }
+    if (SMCUDA_LIKELY(total <= mca_btl_smcuda_component.fbox_max_size && ep->out_active)) {
+        unsigned char *dst = smcuda_fbox_reserve(ep, (uint32_t) total);
+        if (SMCUDA_LIKELY(NULL != dst)) {
+            fill(dst, header, header_size, convertor, payload_size);
+            smcuda_fbox_publish(ep, (uint32_t) total, tag, ep->send_seq++);
+            OPAL_THREAD_UNLOCK(&ep->lock);
+            SMCUDA_PV_ADD(FBOX, total);
+            SMCUDA_PV_ADD(SENDI, total);
+            return OPAL_SUCCESS;
+        }
+    }
+    if (total > btl->btl_eager_limit) {
+        goto busy;
+    }
+    frag = mca_btl_smcuda_frag_alloc(m, ep, total);
+    if (SMCUDA_UNLIKELY(NULL == frag)) {
+        goto busy;
+    }
+    fill((unsigned char *) frag->segment.seg_addr.pval, header, header_size, convertor,
+         payload_size);
+    frag->hdr->tag = tag;
+    frag->base.des_flags = flags | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
+    frag->need_cb = false;
+    (void) mca_btl_smcuda_frag_start(m, ep, frag);
+    OPAL_THREAD_UNLOCK(&ep->lock);
+    SMCUDA_PV_ADD(SENDI, total);
+    return OPAL_SUCCESS;
+
+busy:
+    OPAL_THREAD_UNLOCK(&ep->lock);
+    return OPAL_ERR_OUT_OF_RESOURCE;
+}

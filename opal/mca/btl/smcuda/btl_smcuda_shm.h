@@ -1,0 +1,154 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * btl_smcuda_shm.h - everything that lives in shared memory, in one place.
+ *
+ * Each process owns one segment (a 0600 file in the backing directory,
+ * mapped MAP_SHARED by every local peer of the same job).  The owner is the
+ * receiver for the FIFO and the rings in its segment, and the sender for the
+ * fragments in its pool:
+ *
+ *   offset 0           smcuda_seg_hdr_t      layout description + attach count
+ *   fifo_off           smcuda_fifo_t         receive FIFO (many producers, owner consumes)
+ *   fbox_off           fbox_count x [smcuda_fbox_ctl_t + fbox_size bytes]
+ *                                            one incoming ring per sender local rank
+ *   frag_off           owner's fragment pool (smcuda_frag_hdr_t + payload each)
+ *
+ * Peers read the layout from the header, never from their own parameters, so
+ * processes may run with different sizes.  SMCUDA_SHM_VERSION changes with
+ * any change in this file; an attacher refuses a segment of another version.
+ *
+ * Memory ordering: all cross-process synchronization uses the GCC __atomic
+ * builtins (C11 memory model) on naturally aligned 64- or 32-bit words.  Each
+ * acquire/release below carries a comment saying what it orders.
+ */
+#ifndef MCA_BTL_SMCUDA_SHM_H
+#define MCA_BTL_SMCUDA_SHM_H
+
+#include <stdint.h>
+
+#define SMCUDA_SHM_MAGIC 0x786331626f6d73ULL /* "smob1cx" */
+#define SMCUDA_SHM_VERSION 1
+#define SMCUDA_CACHE_LINE 64
+
+#define SMCUDA_ALIGN(x, a) (((x) + ((a) - 1)) & ~((uint64_t)(a) - 1))
+
+/* ------------------------------------------------------------------ */
+/* segment header                                                      */
+/* ------------------------------------------------------------------ */
+
+typedef struct smcuda_seg_hdr_t {
+    uint64_t magic;       /* SMCUDA_SHM_MAGIC; written before the segment is published */
+    uint32_t version;     /* SMCUDA_SHM_VERSION */
+    uint32_t n_local;     /* processes of the job on this node (owner included) */
+    uint64_t seg_size;    /* bytes of the whole mapping */
+    uint64_t fifo_off;    /* offset of the receive FIFO */
+    uint32_t fifo_slots;  /* FIFO slot count, a power of two */
+    uint32_t fbox_count;  /* incoming rings: one for each sender with local rank < fbox_count */
+    uint64_t fbox_off;    /* offset of the control line of ring 0 */
+    uint32_t fbox_size;   /* payload bytes of each ring, a power of two */
+    uint32_t fbox_stride; /* bytes from one ring's control line to the next one's */
+    uint64_t frag_off;    /* offset of the owner's fragment pool */
+    uint64_t frag_size;   /* bytes of the fragment pool */
+    int32_t owner_pid;    /* pid of the owner (single-copy target) */
+    int32_t owner_lrank;  /* local rank of the owner */
+    uint64_t owner_base;  /* address of the segment in the owner's address space */
+    uint8_t pad0[SMCUDA_CACHE_LINE * 2 - 88];
+    /* own cache line: processes that have mapped the segment, owner included.
+     * Each attacher increments it (acq_rel); the one that brings it to
+     * n_local unlinks the backing file, so a killed job leaves no file. */
+    uint32_t attached;
+    uint8_t pad1[SMCUDA_CACHE_LINE - 4];
+} smcuda_seg_hdr_t;
+
+/* ------------------------------------------------------------------ */
+/* receive FIFO: bounded multi-producer / single-consumer ring          */
+/* ------------------------------------------------------------------ */
+
+/* A slot is free for ticket t when seq == t, and full for the consumer at
+ * ticket t when seq == t + 1.  The consumer frees it for the next lap by
+ * storing seq = t + slots.  Producers claim tickets by CAS on `tail`, so a
+ * full FIFO is detected without reserving anything (the sender queues). */
+typedef struct smcuda_fifo_slot_t {
+    uint64_t seq;   /* lap marker described above */
+    uint64_t value; /* fragment reference: SMCUDA_FIFO_REF(sender local rank, pool offset) */
+} smcuda_fifo_slot_t;
+
+typedef struct smcuda_fifo_t {
+    uint64_t tail; /* next ticket producers claim (CAS); own cache line */
+    uint8_t pad[SMCUDA_CACHE_LINE - 8];
+    smcuda_fifo_slot_t slots[]; /* fifo_slots entries */
+} smcuda_fifo_t;
+
+#define SMCUDA_FIFO_REF(lrank, off) (((uint64_t)(lrank) << 48) | (uint64_t)(off))
+#define SMCUDA_FIFO_REF_LRANK(ref) ((int)((ref) >> 48))
+#define SMCUDA_FIFO_REF_OFF(ref) ((ref) & ((1ULL << 48) - 1))
+
+/* ------------------------------------------------------------------ */
+/* fragments (pool of the sender, referenced through the receiver's FIFO) */
+/* ------------------------------------------------------------------ */
+
+typedef struct smcuda_frag_hdr_t {
+    uint32_t len;      /* payload bytes following this header */
+    uint8_t tag;       /* active-message tag the receiver dispatches on */
+    uint8_t flags;     /* SMCUDA_HDR_* */
+    uint16_t seq;      /* per sender->receiver sequence number (shared with rings) */
+    uint32_t complete; /* 0 in flight; the receiver stores 1 (release) after its callback */
+    uint32_t rsvd;
+} smcuda_frag_hdr_t;
+
+/* first message to a peer: the receiver starts polling the sender's ring */
+#define SMCUDA_HDR_FBOX_START 0x01
+
+#define SMCUDA_FRAG_HDR_SIZE ((uint32_t)sizeof(smcuda_frag_hdr_t))
+
+/* ------------------------------------------------------------------ */
+/* fast boxes: one single-producer / single-consumer byte ring per pair */
+/* ------------------------------------------------------------------ */
+
+/* The ring lives in the receiver's segment.  Records are 64-byte aligned:
+ * an 8-byte header word followed by the payload.  Positions are monotonic
+ * byte counts; a record at position p is valid when its header carries
+ * stamp SMCUDA_FBOX_STAMP(p), which differs from whatever the previous lap
+ * left there, so the receiver never has to clear a record. */
+typedef struct smcuda_fbox_ctl_t {
+    uint64_t tail; /* bytes consumed by the receiver; written only by it (release) */
+    uint8_t pad[SMCUDA_CACHE_LINE - 8];
+} smcuda_fbox_ctl_t;
+
+/* header word: stamp:16 | seq:16 | len:16 | tag:8 | flags:8 */
+#define SMCUDA_FBOX_HDR_SIZE 8
+#define SMCUDA_FBOX_STAMP(pos) ((uint16_t)(((pos) >> 6) + 1))
+#define SMCUDA_FBOX_SKIP 0x01 /* flags: rest of the ring is unused, go to position 0 */
+#define SMCUDA_FBOX_MAX_PAYLOAD 65535
+
+static inline uint64_t smcuda_fbox_word(uint64_t pos, uint16_t seq, uint32_t len, uint8_t tag,
+                                        uint8_t flags)
+{
+    return (uint64_t)SMCUDA_FBOX_STAMP(pos) | ((uint64_t)seq << 16) | ((uint64_t)len << 32)
+           | ((uint64_t)tag << 48) | ((uint64_t)flags << 56);
+}
+#define SMCUDA_FBOX_W_STAMP(w) ((uint16_t)(w))
+#define SMCUDA_FBOX_W_SEQ(w) ((uint16_t)((w) >> 16))
+#define SMCUDA_FBOX_W_LEN(w) ((uint32_t)(((w) >> 32) & 0xffff))
+#define SMCUDA_FBOX_W_TAG(w) ((uint8_t)((w) >> 48))
+#define SMCUDA_FBOX_W_FLAGS(w) ((uint8_t)((w) >> 56))
+
+/* ------------------------------------------------------------------ */
+/* modex: what each process publishes about its segment                */
+/* ------------------------------------------------------------------ */
+
+typedef struct smcuda_modex_t {
+    uint32_t version;  /* SMCUDA_SHM_VERSION */
+    int32_t lrank;     /* local rank of the publisher */
+    int32_t pid;       /* its pid */
+    uint32_t rsvd;
+    uint64_t seg_size; /* bytes to map */
+    char path[256];    /* backing file */
+} smcuda_modex_t;
+
+_Static_assert(sizeof(smcuda_seg_hdr_t) == 3 * SMCUDA_CACHE_LINE, "segment header layout");
+_Static_assert(sizeof(smcuda_frag_hdr_t) == 16, "fragment header layout");
+_Static_assert(sizeof(smcuda_fbox_ctl_t) == SMCUDA_CACHE_LINE, "ring control layout");
+
+#endif /* MCA_BTL_SMCUDA_SHM_H */

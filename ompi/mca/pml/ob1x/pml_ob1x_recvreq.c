@@ -8,10 +8,12 @@
  */
 #include "ompi_config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "ompi/mca/bml/base/base.h"
 #include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/rte/rte.h"
 
 #include "pml_ob1x.h"
 #include "pml_ob1x_ctl.h"
@@ -27,10 +29,12 @@ static void recv_request_construct(ob1x_recv_request_t *req)
     req->base.req_base.req_ompi.req_free = recv_request_free;
     req->base.req_base.req_ompi.req_cancel = recv_request_cancel;
     OBJ_CONSTRUCT(&req->lock, opal_mutex_t);
+    OBJ_CONSTRUCT(&req->early_pieces, opal_list_t);
 }
 
 static void recv_request_destruct(ob1x_recv_request_t *req)
 {
+    OBJ_DESTRUCT(&req->early_pieces);
     OBJ_DESTRUCT(&req->lock);
 }
 
@@ -68,6 +72,13 @@ static void recv_request_mark(ob1x_recv_request_t *req, int32_t bit)
 void ob1x_recv_request_complete(ob1x_recv_request_t *req)
 {
     ompi_status_public_t *status = &req->base.req_base.req_ompi.req_status;
+    opal_list_item_t *piece;
+
+    /* Pieces past a truncated receive buffer are never reached. */
+    while (NULL != (piece = opal_list_remove_first(&req->early_pieces))) {
+        OBJ_DESTRUCT(piece);
+        free(piece);
+    }
 
     if (OPAL_UNLIKELY(req->msg_length > req->capacity)) {
         status->MPI_ERROR = MPI_ERR_TRUNCATE;
@@ -80,24 +91,89 @@ void ob1x_recv_request_complete(ob1x_recv_request_t *req)
     recv_request_mark(req, OB1X_REL_PML_DONE);
 }
 
+/*
+ * A FRAG payload that arrived before the convertor reached its offset.
+ * Non-contiguous receives are unpacked strictly in order: repositioning the
+ * host's convertor into the middle of a nested struct type is not reliable,
+ * so early pieces wait here (a copy) until the gap before them is filled.
+ */
+typedef struct early_piece {
+    opal_list_item_t super;
+    size_t offset;
+    size_t len;
+    unsigned char data[];
+} early_piece_t;
+
+static OBJ_CLASS_INSTANCE(early_piece_t, opal_list_item_t, NULL, NULL);
+
+static void unpack_here(opal_convertor_t *conv, struct iovec *iov, uint32_t iov_count)
+{
+    size_t max_data = 0;
+    for (uint32_t i = 0; i < iov_count; ++i) {
+        max_data += iov[i].iov_len;
+    }
+    opal_convertor_unpack(conv, iov, &iov_count, &max_data);
+}
+
+static void keep_early(ob1x_recv_request_t *req, size_t offset, struct iovec *iov,
+                       uint32_t iov_count)
+{
+    size_t len = 0;
+    early_piece_t *piece, *cur;
+
+    for (uint32_t i = 0; i < iov_count; ++i) {
+        len += iov[i].iov_len;
+    }
+    piece = (early_piece_t *) malloc(sizeof(*piece) + len);
+    if (NULL == piece) {
+        opal_output(0, "pml:ob1x: out of memory holding an early fragment");
+        ompi_rte_abort(OMPI_ERR_OUT_OF_RESOURCE, NULL);
+        return;
+    }
+    OBJ_CONSTRUCT(piece, early_piece_t);
+    piece->offset = offset;
+    piece->len = 0;
+    for (uint32_t i = 0; i < iov_count; ++i) {
+        memcpy(piece->data + piece->len, iov[i].iov_base, iov[i].iov_len);
+        piece->len += iov[i].iov_len;
+    }
+    OPAL_LIST_FOREACH (cur, &req->early_pieces, early_piece_t) {
+        if (cur->offset > offset) {
+            opal_list_insert_pos(&req->early_pieces, &cur->super, &piece->super);
+            return;
+        }
+    }
+    opal_list_append(&req->early_pieces, &piece->super);
+}
+
 /* Unpack one piece of payload at `offset` of the packed message. */
 static void recv_unpack(ob1x_recv_request_t *req, size_t offset, struct iovec *iov,
                         uint32_t iov_count)
 {
     opal_convertor_t *conv = &req->base.req_base.req_convertor;
-    size_t max_data = 0;
+    early_piece_t *piece;
 
     if (offset >= req->capacity) {
         return; /* truncated part: counted, not stored */
     }
     if (conv->bConverted != offset) {
+        if (opal_convertor_need_buffers(conv)) {
+            keep_early(req, offset, iov, iov_count);
+            return;
+        }
         size_t position = offset;
         opal_convertor_set_position(conv, &position);
     }
-    for (uint32_t i = 0; i < iov_count; ++i) {
-        max_data += iov[i].iov_len;
+    unpack_here(conv, iov, iov_count);
+    while (NULL != (piece = (early_piece_t *) opal_list_get_first(&req->early_pieces)) &&
+           &piece->super != opal_list_get_end(&req->early_pieces) &&
+           piece->offset == conv->bConverted) {
+        struct iovec one = {.iov_base = piece->data, .iov_len = piece->len};
+        opal_list_remove_first(&req->early_pieces);
+        unpack_here(conv, &one, 1);
+        OBJ_DESTRUCT(piece);
+        free(piece);
     }
-    opal_convertor_unpack(conv, iov, &iov_count, &max_data);
 }
 
 /* Gather the payload pieces of a BTL descriptor: the first segment minus

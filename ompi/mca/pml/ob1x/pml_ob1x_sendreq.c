@@ -67,7 +67,8 @@ void ob1x_send_request_reset(ob1x_send_request_t *req, int seq)
     ompi->req_state = OMPI_REQUEST_ACTIVE;
     ompi->req_status._cancelled = 0;
     ompi->req_status.MPI_ERROR = OMPI_SUCCESS;
-    if (0 != req->base.req_base.req_convertor.bConverted) {
+    /* A zero-byte request has no prepared convertor (the base init skips it). */
+    if (req->base.req_bytes_packed > 0 && 0 != req->base.req_base.req_convertor.bConverted) {
         size_t zero = 0;
         opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);
     }

@@ -6,9 +6,10 @@
 #    tree with our version, opened from the installed directory, through the
 #    activation block in the MCA parameter file alone;
 #  - installing twice changes nothing;
-#  - after uninstall the parameter file is byte-identical to before (or gone
-#    again if install created it), the prefix holds no file, and ompi_info
-#    prints exactly what it printed before.
+#  - after uninstall the parameter file is byte-identical to before, with the
+#    same mode, owner and modification time (or gone again if install created
+#    it), the prefix holds no file, and ompi_info prints exactly what it
+#    printed before.
 #
 # Usage: install.sh [--scratch | --system]
 #   --scratch  (default) activation edits a copy of Open MPI's system MCA
@@ -123,6 +124,8 @@ round_trip() {
     grep 'ob1x-activate' "$work/uninstall.log"
     if [ $existed = yes ]; then
         cmp "$saved" "$params" || fail "$params differs from before install"
+        [ "$(stat -c '%a %u %g %.9Y' "$saved")" = "$(stat -c '%a %u %g %.9Y' "$params")" ] ||
+            fail "mode, owner or modification time of $params changed"
     else
         [ ! -e "$params" ] || fail "$params was created by install and not removed"
     fi

@@ -17,8 +17,8 @@
 #include <stddef.h>
 #include <mpi.h>
 
-/* Total bytes one side may dedicate to a window of in-flight messages; the window shrinks for
- * large messages so that window * size stays under this bound. */
+/* Default bound on the bytes one side dedicates to a window of in-flight messages: the window
+ * shrinks for large messages so that window * size stays under it (option -B). */
 #define BENCH_WINDOW_BYTES (64u << 20)
 
 typedef struct bench_opts {
@@ -29,7 +29,10 @@ typedef struct bench_opts {
     int min_iters;          /* iterations per trial, lower bound */
     int max_msgs;           /* messages per trial, upper bound (sets iterations for small sizes) */
     size_t trial_bytes;     /* target payload bytes moved per trial (sets iterations) */
+    size_t window_bytes;    /* window * size is kept under this (window >= 1) */
     int warmup_pct;         /* warm-up iterations as a percentage of the trial's iterations */
+    double trial_seconds;   /* > 0: fewer iterations when the warm-up shows a trial would last
+                             * longer than this (keeps slow transports within a time budget) */
     int cg_iters;           /* callgrind tests: iterations inside the collected region */
 } bench_opts_t;
 

@@ -190,7 +190,7 @@ static int window_for(const bench_test_t *t, const bench_opts_t *o, size_t size)
     if (!t->uses_window) {
         return 1;
     }
-    size_t fit = BENCH_WINDOW_BYTES / (size ? size : 1);
+    size_t fit = o->window_bytes / (size ? size : 1);
     return fit < 1 ? 1 : (fit < (size_t) o->window ? (int) fit : o->window);
 }
 
@@ -259,12 +259,27 @@ static void print_header(const bench_test_t *t, const bench_ctx_t *ctx)
 {
     const bench_opts_t *o = ctx->opts;
     printf("# test=%s unit=%s better=%s np=%d pairs=%d window=%d trials=%d "
-           "trial_bytes=%zu max_msgs=%d min_iters=%d\n",
+           "window_bytes=%zu trial_bytes=%zu max_msgs=%d min_iters=%d trial_seconds=%g\n",
            t->name, t->unit, t->lower_is_better ? "lower" : "higher", ctx->nprocs,
            t->all_pairs ? ctx->pairs : 1, t->uses_window ? o->window : 1, o->trials,
-           o->trial_bytes, o->max_msgs, o->min_iters);
+           o->window_bytes, o->trial_bytes, o->max_msgs, o->min_iters, o->trial_seconds);
     printf("# size median min max trials\n");
     fflush(stdout);
+}
+
+/* Iterations for the recorded trials: the count-based figure, lowered when the warm-up says a
+ * trial would take longer than opts->trial_seconds.  Rank 0 decides so all ranks agree. */
+static int timed_iterations(const bench_ctx_t *ctx, int iters, int warm, double warm_sec)
+{
+    const bench_opts_t *o = ctx->opts;
+    if (o->trial_seconds > 0 && warm_sec > 0) {
+        double fit = o->trial_seconds / (warm_sec / warm);
+        if (fit < iters) {
+            iters = fit < o->min_iters ? o->min_iters : (int) fit;
+        }
+    }
+    MPI_Bcast(&iters, 1, MPI_INT, 0, ctx->comm);
+    return iters;
 }
 
 static void run_size(const bench_test_t *t, bench_ctx_t *ctx, double *vals)
@@ -272,9 +287,12 @@ static void run_size(const bench_test_t *t, bench_ctx_t *ctx, double *vals)
     const bench_opts_t *o = ctx->opts;
     int iters = bench_iterations(o, t, ctx->size, ctx->window);
     int warm = iters * o->warmup_pct / 100;
+    double warm_sec;
 
+    warm = warm > 0 ? warm : 1;
     ctx->stride = stride_for(ctx->size);
-    one_trial(t, ctx, 0, warm > 0 ? warm : 1);
+    warm_sec = one_trial(t, ctx, 0, warm);
+    iters = timed_iterations(ctx, iters, warm, warm_sec);
     for (int k = 0; k < o->trials; k++) {
         double sec = one_trial(t, ctx, (unsigned) k + 1, iters);
         vals[k] = t->metric(ctx, iters, sec);

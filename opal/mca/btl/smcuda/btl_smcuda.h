@@ -120,7 +120,6 @@ struct mca_btl_base_endpoint_t {
     smcuda_fbox_ctl_t *out_ctl;
     unsigned char *out_ring;    /* NULL: the peer has no ring for us */
     uint32_t out_mask;
-    bool out_active;            /* the FBOX_START fragment has been pushed */
     bool out_wrap;              /* the reserved record goes to offset 0 */
     uint64_t out_head;          /* bytes written (monotonic) */
     uint64_t out_tail;          /* last tail read from out_ctl */
@@ -165,12 +164,15 @@ typedef struct mca_btl_smcuda_module_t {
     mca_btl_base_endpoint_t **eps;   /* by local rank; NULL until add_procs */
     mca_btl_base_endpoint_t **polled; /* peers whose ring we poll */
     int n_polled;
+    uint32_t ring_epoch;          /* last value of hdr->ring_epoch acted upon */
 
     /* fragment pool carving (offsets in our segment) */
     uint64_t eager_next, eager_end;
     uint64_t max_next, max_end;
     opal_free_list_t eager_frags;    /* payload capacity: eager_limit */
     opal_free_list_t max_frags;      /* payload capacity: max_send_size */
+    opal_free_list_t priv_frags;     /* private memory, fbox_max_size: ring-only overflow */
+    opal_list_t done;             /* sent through a ring, completion callback still due */
 
     size_t inflight;              /* fragments waiting for a receiver, all peers */
     opal_list_t pending_eps;      /* endpoints with queued fragments */
@@ -257,8 +259,12 @@ int mca_btl_smcuda_frag_start(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_
 int mca_btl_smcuda_reap(mca_btl_smcuda_module_t *m);
 int mca_btl_smcuda_retry_pending(mca_btl_smcuda_module_t *m);
 
+int mca_btl_smcuda_complete_done(mca_btl_smcuda_module_t *m);
+
 /* receive side (btl_smcuda_recv.c) */
 int mca_btl_smcuda_poll(mca_btl_smcuda_module_t *m);
+void mca_btl_smcuda_poll_rings_update(mca_btl_smcuda_module_t *m);
+void mca_btl_smcuda_poll_ring_add(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep);
 
 /* a protocol violation seen in shared memory: report once */
 void mca_btl_smcuda_report_corruption(const char *what, int peer);

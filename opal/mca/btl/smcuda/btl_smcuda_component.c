@@ -472,6 +472,9 @@ static int smcuda_progress(void)
     if (m->inflight) {
         n += mca_btl_smcuda_reap(m);
     }
+    if (SMCUDA_UNLIKELY(!opal_list_is_empty(&m->done))) {
+        n += mca_btl_smcuda_complete_done(m);
+    }
     if (SMCUDA_UNLIKELY(!opal_list_is_empty(&m->pending_eps))) {
         n += mca_btl_smcuda_retry_pending(m);
     }

@@ -122,7 +122,6 @@ int mca_btl_smcuda_endpoint_attach(mca_btl_smcuda_module_t *m, struct opal_proc_
     /* outgoing ring: the peer reserved one for us if our local rank is
      * below its fbox_count */
     ep->out_ring = NULL;
-    ep->out_active = false;
     ep->out_head = ep->out_tail = 0;
     ep->send_seq = 0;
     if ((uint32_t) m->my_lrank < hdr->fbox_count) {
@@ -141,6 +140,12 @@ int mca_btl_smcuda_endpoint_attach(mca_btl_smcuda_module_t *m, struct opal_proc_
         ep->in_ring = (unsigned char *) (ep->in_ctl + 1);
         ep->in_mask = m->hdr->fbox_size - 1;
     }
+    if (NULL != ep->out_ring) {
+        /* start using our ring to the peer: flag it, then tell the owner */
+        __atomic_store_n(&ep->out_ctl->active, 1, __ATOMIC_RELAXED);
+        /* release: `active` is visible before the epoch change */
+        __atomic_add_fetch(&hdr->ring_epoch, 1, __ATOMIC_RELEASE);
+    }
     ep->copy_ok = NULL != m->copy && OPAL_SUCCESS == m->copy->check_peer(ep);
     opal_output_verbose(10, mca_btl_smcuda_component.output,
                         "btl/smcuda: attached local peer %d (pid %d): ring %s, single copy %s",
@@ -148,6 +153,9 @@ int mca_btl_smcuda_endpoint_attach(mca_btl_smcuda_module_t *m, struct opal_proc_
                         ep->copy_ok ? m->copy->name : "no");
 
     m->eps[ep->lrank] = ep;
+    if (NULL != ep->in_ring && __atomic_load_n(&ep->in_ctl->active, __ATOMIC_ACQUIRE)) {
+        mca_btl_smcuda_poll_ring_add(m, ep); /* the peer attached before us */
+    }
     free(mx);
     *ep_out = ep;
     return OPAL_SUCCESS;

@@ -41,7 +41,24 @@ static int frag_carve(opal_free_list_item_t *item, void *arg)
     frag->hdr = (smcuda_frag_hdr_t *) (ctx->m->seg + frag->off);
     frag->cap = ctx->cap;
     frag->list = ctx->list;
+    frag->priv = false;
     frag->segment.seg_addr.pval = (unsigned char *) frag->hdr + SMCUDA_FRAG_HDR_SIZE;
+    frag->segment.seg_len = 0;
+    return OPAL_SUCCESS;
+}
+
+/* Free-list item constructor for private overflow fragments. */
+static int frag_priv_init(opal_free_list_item_t *item, void *arg)
+{
+    mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) arg;
+    mca_btl_smcuda_frag_t *frag = (mca_btl_smcuda_frag_t *) item;
+
+    frag->hdr = NULL;
+    frag->off = 0;
+    frag->cap = mca_btl_smcuda_component.fbox_max_size;
+    frag->list = &m->priv_frags;
+    frag->priv = true;
+    frag->segment.seg_addr.pval = item->ptr;
     frag->segment.seg_len = 0;
     return OPAL_SUCCESS;
 }
@@ -57,6 +74,14 @@ int mca_btl_smcuda_frag_lists_init(mca_btl_smcuda_module_t *m)
                             &m->max_frags};
     OBJ_CONSTRUCT(&m->eager_frags, opal_free_list_t);
     OBJ_CONSTRUCT(&m->max_frags, opal_free_list_t);
+    OBJ_CONSTRUCT(&m->priv_frags, opal_free_list_t);
+    rc = opal_free_list_init(&m->priv_frags, sizeof(mca_btl_smcuda_frag_t), opal_cache_line_size,
+                             OBJ_CLASS(mca_btl_smcuda_frag_t), c->fbox_max_size,
+                             opal_cache_line_size, 0, 1 << 20, 16, NULL, 0, NULL,
+                             frag_priv_init, m);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
     rc = opal_free_list_init(&m->eager_frags, sizeof(mca_btl_smcuda_frag_t), opal_cache_line_size,
                              OBJ_CLASS(mca_btl_smcuda_frag_t), 0, 0, c->free_list_num,
                              c->free_list_max, c->free_list_inc, NULL, 0, NULL, frag_carve,
@@ -74,4 +99,5 @@ void mca_btl_smcuda_frag_lists_fini(mca_btl_smcuda_module_t *m)
 {
     OBJ_DESTRUCT(&m->eager_frags);
     OBJ_DESTRUCT(&m->max_frags);
+    OBJ_DESTRUCT(&m->priv_frags);
 }

@@ -7,7 +7,9 @@
  * owner's shared pool (smcuda_frag_hdr_t + payload).  Two free lists: one
  * with eager_limit payloads, one with max_send_size payloads.  Buffers are
  * carved from the pool when a list grows; when the pool region is used up
- * the list stops growing and alloc returns NULL (the upper layer retries).
+ * the list stops growing.  Small allocations then fall back to fragments
+ * in private memory that can only travel through a ring (copied in at send
+ * time), so control messages of the upper layer never starve.
  */
 #ifndef MCA_BTL_SMCUDA_FRAG_H
 #define MCA_BTL_SMCUDA_FRAG_H
@@ -18,10 +20,12 @@ typedef struct mca_btl_smcuda_frag_t {
     mca_btl_base_descriptor_t base;
     mca_btl_base_segment_t segment;    /* points into the shared payload */
     mca_btl_base_endpoint_t *ep;
-    smcuda_frag_hdr_t *hdr;            /* shared header, in our segment */
+    smcuda_frag_hdr_t *hdr;            /* shared header, in our segment (NULL: private) */
     uint64_t off;                      /* offset of hdr in our segment */
     uint32_t cap;                      /* payload capacity */
     bool need_cb;                      /* call des_cbfunc when the receiver is done */
+    bool priv;                         /* private-memory overflow fragment: ring only */
+    mca_btl_base_tag_t tag;
     opal_free_list_t *list;            /* list it returns to */
 } mca_btl_smcuda_frag_t;
 OBJ_CLASS_DECLARATION(mca_btl_smcuda_frag_t);
@@ -45,7 +49,13 @@ static inline mca_btl_smcuda_frag_t *mca_btl_smcuda_frag_alloc(mca_btl_smcuda_mo
     }
     frag = (mca_btl_smcuda_frag_t *) opal_free_list_get(list);
     if (SMCUDA_UNLIKELY(NULL == frag)) {
-        return NULL;
+        if (size > mca_btl_smcuda_component.fbox_max_size || NULL == ep->out_ring) {
+            return NULL;
+        }
+        frag = (mca_btl_smcuda_frag_t *) opal_free_list_get(&m->priv_frags);
+        if (NULL == frag) {
+            return NULL;
+        }
     }
     frag->ep = ep;
     frag->segment.seg_len = size;

@@ -186,6 +186,7 @@ int mca_btl_smcuda_finalize(struct mca_btl_base_module_t *btl)
     m->eps = m->polled = NULL;
     m->n_polled = 0;
     OBJ_DESTRUCT(&m->pending_eps);
+    OBJ_DESTRUCT(&m->done);
     mca_btl_smcuda_frag_lists_fini(m);
     /* normally already gone: the last peer to attach removed it */
     (void) unlink(m->seg_path);
@@ -229,6 +230,8 @@ int mca_btl_smcuda_module_init(mca_btl_smcuda_module_t *m)
     m->in_progress = 0;
     m->error_cb = NULL;
     OBJ_CONSTRUCT(&m->pending_eps, opal_list_t);
+    OBJ_CONSTRUCT(&m->done, opal_list_t);
+    m->ring_epoch = 0;
     OBJ_CONSTRUCT(&m->lock, opal_mutex_t);
     m->rdesc.des_segments = &m->rseg;
     m->rdesc.des_segment_count = 1;

@@ -56,7 +56,7 @@ static int drain_ring(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, b
     return n;
 }
 
-static void start_polling(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep)
+void mca_btl_smcuda_poll_ring_add(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep)
 {
     for (int i = 0; i < m->n_polled; ++i) {
         if (m->polled[i] == ep) {
@@ -64,6 +64,21 @@ static void start_polling(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *e
         }
     }
     m->polled[m->n_polled++] = ep;
+}
+
+/* A sender started using its ring to us: find which (rare, out of line). */
+void mca_btl_smcuda_poll_rings_update(mca_btl_smcuda_module_t *m)
+{
+    /* acquire: pairs with the senders' release; their `active` flags are
+     * visible */
+    m->ring_epoch = __atomic_load_n(&m->hdr->ring_epoch, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < m->n_local; ++i) {
+        mca_btl_base_endpoint_t *ep = m->eps[i];
+        if (NULL != ep && NULL != ep->in_ring
+            && __atomic_load_n(&ep->in_ctl->active, __ATOMIC_RELAXED)) {
+            mca_btl_smcuda_poll_ring_add(m, ep);
+        }
+    }
 }
 
 static int handle_frag(mca_btl_smcuda_module_t *m, uint64_t ref)
@@ -87,9 +102,6 @@ static int handle_frag(mca_btl_smcuda_module_t *m, uint64_t ref)
             ep->recv_seq = hdr->seq;
         }
     }
-    if (SMCUDA_UNLIKELY(hdr->flags & SMCUDA_HDR_FBOX_START) && NULL != ep->in_ring) {
-        start_polling(m, ep);
-    }
     deliver(m, hdr->tag, hdr + 1, hdr->len);
     ep->recv_seq++;
     /* release: our reads of the fragment are complete before the sender
@@ -103,6 +115,9 @@ int mca_btl_smcuda_poll(mca_btl_smcuda_module_t *m)
     uint64_t ref;
     int n = 0;
 
+    if (SMCUDA_UNLIKELY(__atomic_load_n(&m->hdr->ring_epoch, __ATOMIC_RELAXED) != m->ring_epoch)) {
+        mca_btl_smcuda_poll_rings_update(m);
+    }
     for (int i = 0; i < m->n_polled; ++i) {
         n += drain_ring(m, m->polled[i], false, 0);
     }

@@ -2,12 +2,21 @@
  * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
  *
  * btl_smcuda_send.c - btl_send, the flow-control queue, and completion of
- * fragments once their receiver is done with them.
+ * fragments.
+ *
+ * Paths: a message of at most fbox_max_size bytes is copied into the peer's
+ * ring when there is room; otherwise the fragment itself is pushed into the
+ * peer's FIFO; when neither is possible it is queued on the endpoint and
+ * retried from progress (counted in flow_control_stalls).
  *
  * Order: every message to a peer, ring or FIFO, takes the next per-pair
  * sequence number; the receiver delivers in that order (btl_smcuda_recv.c).
  * Once one fragment to a peer is queued, every later message to that peer
  * queues behind it, so the queue never reorders either.
+ *
+ * Completion: a fragment sent through a ring is done at once (its callback,
+ * if one is due, runs from progress); a FIFO fragment is done when the
+ * receiver has stored `complete` in its header.
  */
 #include "btl_smcuda.h"
 #include "btl_smcuda_fbox.h"
@@ -22,10 +31,10 @@ static inline bool push_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t
                              mca_btl_smcuda_frag_t *frag)
 {
     smcuda_frag_hdr_t *hdr = frag->hdr;
-    bool start = !ep->out_active && NULL != ep->out_ring;
 
     hdr->len = (uint32_t) frag->segment.seg_len;
-    hdr->flags = start ? SMCUDA_HDR_FBOX_START : 0;
+    hdr->tag = frag->tag;
+    hdr->flags = 0;
     hdr->seq = ep->send_seq;
     hdr->complete = 0;
     /* the push's release orders the header and payload stores before it */
@@ -34,11 +43,40 @@ static inline bool push_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t
         return false;
     }
     ep->send_seq++;
-    ep->out_active |= start;
     opal_list_append(&ep->inflight, &frag->base.super.super);
     m->inflight++;
     SMCUDA_PV_ADD(FIFO, hdr->len);
     return true;
+}
+
+/* Copies a fragment into the peer's ring; false when the ring lacks room.
+ * Caller holds ep->lock. */
+static inline bool ring_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
+                             mca_btl_smcuda_frag_t *frag)
+{
+    uint32_t len = (uint32_t) frag->segment.seg_len;
+    unsigned char *dst = smcuda_fbox_reserve(ep, len);
+
+    if (SMCUDA_UNLIKELY(NULL == dst)) {
+        return false;
+    }
+    memcpy(dst, frag->segment.seg_addr.pval, len);
+    smcuda_fbox_publish(ep, len, frag->tag, ep->send_seq++);
+    SMCUDA_PV_ADD(FBOX, len);
+    if (frag->need_cb) {
+        OPAL_THREAD_LOCK(&m->lock);
+        opal_list_append(&m->done, &frag->base.super.super);
+        OPAL_THREAD_UNLOCK(&m->lock);
+    } else if (frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
+        mca_btl_smcuda_frag_return(frag);
+    }
+    return true;
+}
+
+static inline bool ring_ok(mca_btl_base_endpoint_t *ep, mca_btl_smcuda_frag_t *frag)
+{
+    return frag->segment.seg_len <= mca_btl_smcuda_component.fbox_max_size
+           && NULL != ep->out_ring;
 }
 
 /* Queues a fragment behind the ones already waiting. Caller holds ep->lock. */
@@ -55,12 +93,17 @@ static void queue_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
     }
 }
 
-/* Starts a fragment through the FIFO, or queues it. Caller holds ep->lock. */
+/* Sends a fragment by ring or FIFO, or queues it. Caller holds ep->lock. */
 int mca_btl_smcuda_frag_start(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
                               mca_btl_smcuda_frag_t *frag)
 {
-    if (SMCUDA_LIKELY(opal_list_is_empty(&ep->pending)) && push_frag(m, ep, frag)) {
-        return OPAL_SUCCESS;
+    if (SMCUDA_LIKELY(opal_list_is_empty(&ep->pending))) {
+        if (ring_ok(ep, frag) && ring_frag(m, ep, frag)) {
+            return OPAL_SUCCESS;
+        }
+        if (!frag->priv && push_frag(m, ep, frag)) {
+            return OPAL_SUCCESS;
+        }
     }
     queue_frag(m, ep, frag);
     return OPAL_SUCCESS;
@@ -71,38 +114,21 @@ int mca_btl_smcuda_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_e
 {
     mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
     mca_btl_smcuda_frag_t *frag = (mca_btl_smcuda_frag_t *) des;
-    uint32_t len = (uint32_t) frag->segment.seg_len;
     uint32_t flags = des->des_flags;
-    bool need_cb;
+    bool need_cb = (flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK)
+                   || !(flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
 
-    frag->hdr->tag = tag;
-    frag->need_cb = (flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK)
-                    || !(flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
+    frag->tag = tag;
+    frag->need_cb = need_cb;
     OPAL_THREAD_LOCK(&ep->lock);
-    /* small and nobody waiting for a callback: copy into the ring, done */
-    if (len <= mca_btl_smcuda_component.fbox_max_size && ep->out_active
-        && !(flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK) && opal_list_is_empty(&ep->pending)) {
-        unsigned char *dst = smcuda_fbox_reserve(ep, len);
-        if (NULL != dst) {
-            memcpy(dst, frag->segment.seg_addr.pval, len);
-            smcuda_fbox_publish(ep, len, tag, ep->send_seq++);
-            OPAL_THREAD_UNLOCK(&ep->lock);
-            SMCUDA_PV_ADD(FBOX, len);
-            if (flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
-                mca_btl_smcuda_frag_return(frag);
-            }
-            return 1;
-        }
-    }
-    need_cb = frag->need_cb; /* frag may complete as soon as the lock drops */
     (void) mca_btl_smcuda_frag_start(m, ep, frag);
     OPAL_THREAD_UNLOCK(&ep->lock);
-    /* the data is in shared memory: complete now unless a callback is due */
+    /* the data is in shared memory (or queued with its own copy): complete
+     * now unless a callback is due */
     return need_cb ? OPAL_SUCCESS : 1;
 }
 
-/* Runs the upper layer's completion and releases a fragment the receiver
- * is done with. */
+/* Runs the upper layer's completion and releases a fragment. */
 static void frag_done(mca_btl_smcuda_module_t *m, mca_btl_smcuda_frag_t *frag)
 {
     if (frag->need_cb && NULL != frag->base.des_cbfunc) {
@@ -113,8 +139,26 @@ static void frag_done(mca_btl_smcuda_module_t *m, mca_btl_smcuda_frag_t *frag)
     }
 }
 
-/* Completes fragments whose receiver has stored `complete`; per peer they
- * complete in push order, so only each list's head needs checking. */
+/* Completions of ring sends that owe the upper layer a callback. */
+int mca_btl_smcuda_complete_done(mca_btl_smcuda_module_t *m)
+{
+    int n = 0;
+
+    for (;;) {
+        mca_btl_smcuda_frag_t *frag;
+        OPAL_THREAD_LOCK(&m->lock);
+        frag = (mca_btl_smcuda_frag_t *) opal_list_remove_first(&m->done);
+        OPAL_THREAD_UNLOCK(&m->lock);
+        if (NULL == frag) {
+            return n;
+        }
+        frag_done(m, frag);
+        ++n;
+    }
+}
+
+/* Completes FIFO fragments whose receiver has stored `complete`; per peer
+ * they complete in push order, so only each list's head needs checking. */
 int mca_btl_smcuda_reap(mca_btl_smcuda_module_t *m)
 {
     int n = 0;
@@ -145,7 +189,28 @@ int mca_btl_smcuda_reap(mca_btl_smcuda_module_t *m)
     return n;
 }
 
-/* Retries queued fragments, oldest first, per peer. */
+/* Sends as many queued fragments of one peer as fit, oldest first.
+ * Caller holds ep->lock. */
+static int drain_pending(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep)
+{
+    int n = 0;
+
+    while (!opal_list_is_empty(&ep->pending)) {
+        mca_btl_smcuda_frag_t *frag = (mca_btl_smcuda_frag_t *) opal_list_get_first(&ep->pending);
+        bool sent;
+
+        opal_list_remove_first(&ep->pending);
+        sent = (ring_ok(ep, frag) && ring_frag(m, ep, frag)) || (!frag->priv && push_frag(m, ep, frag));
+        if (!sent) {
+            opal_list_prepend(&ep->pending, &frag->base.super.super);
+            break;
+        }
+        ++n;
+    }
+    return n;
+}
+
+/* Retries queued fragments, per peer. */
 int mca_btl_smcuda_retry_pending(mca_btl_smcuda_module_t *m)
 {
     size_t count;
@@ -164,16 +229,7 @@ int mca_btl_smcuda_retry_pending(mca_btl_smcuda_module_t *m)
         }
         OPAL_THREAD_LOCK(&ep->lock);
         ep->on_pending_list = false;
-        while (!opal_list_is_empty(&ep->pending)) {
-            mca_btl_smcuda_frag_t *frag = (mca_btl_smcuda_frag_t *) opal_list_get_first(
-                &ep->pending);
-            opal_list_remove_first(&ep->pending);
-            if (!push_frag(m, ep, frag)) {
-                opal_list_prepend(&ep->pending, &frag->base.super.super);
-                break;
-            }
-            ++n;
-        }
+        n += drain_pending(m, ep);
         if (!opal_list_is_empty(&ep->pending)) {
             ep->on_pending_list = true;
             OPAL_THREAD_LOCK(&m->lock);

@@ -54,11 +54,15 @@ typedef struct smcuda_seg_hdr_t {
     int32_t owner_lrank;  /* local rank of the owner */
     uint64_t owner_base;  /* address of the segment in the owner's address space */
     uint8_t pad0[SMCUDA_CACHE_LINE * 2 - 88];
-    /* own cache line: processes that have mapped the segment, owner included.
-     * Each attacher increments it (acq_rel); the one that brings it to
-     * n_local unlinks the backing file, so a killed job leaves no file. */
+    /* own cache line, written only while peers attach: */
+    /* processes that have mapped the segment, owner included.  Each
+     * attacher increments it (acq_rel); the one that brings it to n_local
+     * unlinks the backing file, so a killed job leaves no file. */
     uint32_t attached;
-    uint8_t pad1[SMCUDA_CACHE_LINE - 4];
+    /* bumped (release) by each sender after it set its ring's `active`; the
+     * owner polls this one word to learn which rings to poll */
+    uint32_t ring_epoch;
+    uint8_t pad1[SMCUDA_CACHE_LINE - 8];
 } smcuda_seg_hdr_t;
 
 /* ------------------------------------------------------------------ */
@@ -91,14 +95,11 @@ typedef struct smcuda_fifo_t {
 typedef struct smcuda_frag_hdr_t {
     uint32_t len;      /* payload bytes following this header */
     uint8_t tag;       /* active-message tag the receiver dispatches on */
-    uint8_t flags;     /* SMCUDA_HDR_* */
+    uint8_t flags;     /* reserved, 0 */
     uint16_t seq;      /* per sender->receiver sequence number (shared with rings) */
     uint32_t complete; /* 0 in flight; the receiver stores 1 (release) after its callback */
     uint32_t rsvd;
 } smcuda_frag_hdr_t;
-
-/* first message to a peer: the receiver starts polling the sender's ring */
-#define SMCUDA_HDR_FBOX_START 0x01
 
 #define SMCUDA_FRAG_HDR_SIZE ((uint32_t)sizeof(smcuda_frag_hdr_t))
 
@@ -112,8 +113,9 @@ typedef struct smcuda_frag_hdr_t {
  * stamp SMCUDA_FBOX_STAMP(p), which differs from whatever the previous lap
  * left there, so the receiver never has to clear a record. */
 typedef struct smcuda_fbox_ctl_t {
-    uint64_t tail; /* bytes consumed by the receiver; written only by it (release) */
-    uint8_t pad[SMCUDA_CACHE_LINE - 8];
+    uint64_t tail;   /* bytes consumed by the receiver; written only by it (release) */
+    uint32_t active; /* set once by the sender when it starts using the ring */
+    uint8_t pad[SMCUDA_CACHE_LINE - 12];
 } smcuda_fbox_ctl_t;
 
 /* header word: stamp:16 | seq:16 | len:16 | tag:8 | flags:8 */

@@ -162,6 +162,10 @@ static int smcuda_register(void)
         &c->single_copy_mechanism);
     OBJ_RELEASE(mech_enum);
     if (rc < 0) {
+        /* the variable system rejected the value; say so on stderr directly
+         * (its own help message can be lost when the job ends quickly) */
+        opal_output(0, "btl/smcuda: invalid value for btl_smcuda_single_copy_mechanism; "
+                       "valid values: cma, none. btl/smcuda disabled");
         return rc;
     }
     c->cma_min_size = 0;

@@ -1,0 +1,66 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * smcuda_shm.c - shared-memory hygiene: once MPI_Init has returned on every
+ * rank, each process maps one segment per local process (its own + one per
+ * peer), every backing file is already removed from the file system, and
+ * each was created 0600 and owned by us.
+ */
+#include "btl_util.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PROG "btl/smcuda_shm"
+
+int main(int argc, char **argv)
+{
+    FILE *maps;
+    char line[1024];
+    int segments = 0, checked_mode = 0, token = 1;
+
+    bu_init(&argc, &argv);
+    /* everyone is past add_procs, and the segments carry traffic */
+    MPI_Allreduce(MPI_IN_PLACE, &token, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    maps = fopen("/proc/self/maps", "r");
+    BU_CHECK(NULL != maps, "cannot read /proc/self/maps");
+    while (fgets(line, sizeof(line), maps)) {
+        char range[64], path[900], mapfile[128];
+        struct stat st;
+        char *p = strstr(line, "ob1x_smcuda.");
+        if (NULL == p) continue;
+        /* path starts at the first '/' */
+        p = strchr(line, '/');
+        BU_CHECK(NULL != p, "odd maps line: %s", line);
+        snprintf(path, sizeof(path), "%s", p);
+        path[strcspn(path, "\n")] = '\0';
+        ++segments;
+        BU_CHECK(NULL != strstr(path, "(deleted)"), "segment still linked: %s", path);
+        {
+            char bare[900];
+            snprintf(bare, sizeof(bare), "%s", path);
+            *strstr(bare, " (deleted)") = '\0';
+            BU_CHECK(0 != access(bare, F_OK) && ENOENT == errno,
+                     "backing file %s still exists", bare);
+        }
+        sscanf(line, "%63s", range);
+        snprintf(mapfile, sizeof(mapfile), "/proc/self/map_files/%s", range);
+        if (0 == stat(mapfile, &st)) {
+            BU_CHECK((st.st_mode & 07777) == 0600, "segment %s has mode %o, want 600", path,
+                     (unsigned) (st.st_mode & 07777));
+            BU_CHECK(st.st_uid == geteuid(), "segment %s owned by uid %u", path,
+                     (unsigned) st.st_uid);
+            ++checked_mode;
+        }
+    }
+    fclose(maps);
+    BU_CHECK(segments == bu_size, "%d segments mapped, want %d (one per local process)",
+             segments, bu_size);
+    MPI_Allreduce(MPI_IN_PLACE, &checked_mode, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (0 == bu_rank && 0 == checked_mode)
+        printf("%s: note: /proc/self/map_files not readable, permissions not checked\n", PROG);
+    return bu_finalize(PROG);
+}

@@ -18,12 +18,15 @@ static inline uint32_t smcuda_fbox_rec_size(uint32_t len)
     return (uint32_t) SMCUDA_ALIGN(SMCUDA_FBOX_HDR_SIZE + len, SMCUDA_CACHE_LINE);
 }
 
-/* Protocol invariant: the word at the writer's next record position is
- * always zero (the file starts zeroed, and the writer clears the word after
- * each record before publishing that record).  So the reader, which only
- * ever looks at record starts, sees either zero or a complete record: stale
- * bytes of an earlier lap can never pass for a header.  The stamp in each
- * header is a consistency check on top of that. */
+/* Protocol invariant: the first word of every cache line of the ring that
+ * the writer may use next is zero.  The file starts zeroed, and the reader
+ * clears the first word of each line of a record it has consumed before it
+ * releases that space (tail).  Records start on line boundaries, so the
+ * reader, which only looks at record starts, sees either zero or a
+ * complete record: stale bytes of an earlier lap never pass for a header.
+ * Clearing is done by the reader (plain stores, off the sender's critical
+ * path) so that the line the reader polls next is not one the writer has
+ * just touched.  The stamp in each header is a consistency check on top. */
 
 /* Reserves room for a record with `len` payload bytes in the ring to `ep`.
  * Returns the payload pointer, or NULL when the ring lacks room.  A record
@@ -37,8 +40,7 @@ static inline unsigned char *smcuda_fbox_reserve(mca_btl_base_endpoint_t *ep, ui
     uint32_t at = (uint32_t) head & ep->out_mask;
     uint32_t room = size - at;
     bool wrap = need > room;
-    /* + one line: the word after the record is cleared (see invariant) */
-    uint64_t total = (wrap ? (uint64_t) room + need : need) + SMCUDA_CACHE_LINE;
+    uint64_t total = wrap ? (uint64_t) room + need : need;
 
     if (SMCUDA_UNLIKELY(head + total - ep->out_tail > size)) {
         /* acquire: the reader's loads from the records it has released are
@@ -62,11 +64,8 @@ static inline void smcuda_fbox_publish(mca_btl_base_endpoint_t *ep, uint32_t len
     uint64_t rec = ep->out_wrap ? head + (ep->out_mask + 1 - at) : head;
     uint32_t rec_at = (uint32_t) rec & ep->out_mask;
 
-    /* keep the invariant for the position after this record */
-    __atomic_store_n((uint64_t *) (ep->out_ring + ((rec_at + need) & ep->out_mask)), 0,
-                     __ATOMIC_RELAXED);
-    /* release: payload and the cleared next word are visible before the
-     * header that validates the record */
+    /* release: the payload is visible before the header that validates
+     * the record */
     __atomic_store_n((uint64_t *) (ep->out_ring + rec_at), smcuda_fbox_word(rec, seq, len, tag, 0),
                      __ATOMIC_RELEASE);
     if (SMCUDA_UNLIKELY(ep->out_wrap)) {
@@ -97,6 +96,9 @@ static inline uint64_t smcuda_fbox_peek(mca_btl_base_endpoint_t *ep)
         if (SMCUDA_LIKELY(0 == (SMCUDA_FBOX_W_FLAGS(w) & SMCUDA_FBOX_SKIP))) {
             return w;
         }
+        /* the writer wrote only this word of the skipped region */
+        __atomic_store_n((uint64_t *) (ep->in_ring + ((uint32_t) pos & ep->in_mask)), 0,
+                         __ATOMIC_RELAXED);
         ep->in_pos = pos + (ep->in_mask + 1) - ((uint32_t) pos & ep->in_mask);
     }
 }
@@ -106,16 +108,24 @@ static inline unsigned char *smcuda_fbox_payload(mca_btl_base_endpoint_t *ep)
     return ep->in_ring + ((uint32_t) ep->in_pos & ep->in_mask) + SMCUDA_FBOX_HDR_SIZE;
 }
 
+/* Done with the current record: clear the first word of each of its lines
+ * (see the invariant) and step over it. */
 static inline void smcuda_fbox_consume(mca_btl_base_endpoint_t *ep, uint32_t len)
 {
-    ep->in_pos += smcuda_fbox_rec_size(len);
+    uint32_t size = smcuda_fbox_rec_size(len);
+    unsigned char *rec = ep->in_ring + ((uint32_t) ep->in_pos & ep->in_mask);
+
+    for (uint32_t off = 0; off < size; off += SMCUDA_CACHE_LINE) {
+        __atomic_store_n((uint64_t *) (rec + off), 0, __ATOMIC_RELAXED);
+    }
+    ep->in_pos += size;
 }
 
 /* Tells the writer how far we have read. */
 static inline void smcuda_fbox_release(mca_btl_base_endpoint_t *ep)
 {
-    /* release: our reads of the consumed records complete before the
-     * writer can see the space as free */
+    /* release: our reads of the consumed records, and the clearing
+     * stores, complete before the writer can see the space as free */
     __atomic_store_n(&ep->in_ctl->tail, ep->in_pos, __ATOMIC_RELEASE);
 }
 

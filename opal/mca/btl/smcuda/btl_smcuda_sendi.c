@@ -13,12 +13,18 @@
 
 #include "opal/datatype/opal_convertor.h"
 
-/* Writes header + payload to dst. */
+/* Writes header + payload to dst.  Contiguous data is copied straight from
+ * the user buffer; the convertor is not advanced (after a successful
+ * immediate send the upper layer is done with it). */
 static inline void fill(unsigned char *dst, const void *header, size_t header_size,
                         struct opal_convertor_t *convertor, size_t payload_size)
 {
     memcpy(dst, header, header_size);
-    if (payload_size > 0) {
+    if (payload_size > 0 && !opal_convertor_need_buffers(convertor)) {
+        void *src;
+        opal_convertor_get_current_pointer(convertor, &src);
+        memcpy(dst + header_size, src, payload_size);
+    } else if (payload_size > 0) {
         struct iovec iov = {.iov_base = dst + header_size, .iov_len = payload_size};
         uint32_t iov_count = 1;
         size_t bytes = payload_size;

@@ -24,8 +24,9 @@ if [ ${#components[@]} -eq 0 ]; then
 fi
 
 ours=$("$OMPI_INFO" --parsable) || fail "ompi_info failed"
-stock=$(env -u OMPI_MCA_mca_base_component_path "$OMPI_INFO" --parsable \
-    --mca mca_base_component_path "$OB1X_STOCK_COMPONENT_DIR") || fail "ompi_info (stock) failed"
+# ompi_info reads the search path before its command line: use the environment.
+stock=$(OMPI_MCA_mca_base_component_path=$OB1X_STOCK_COMPONENT_DIR "$OMPI_INFO" --parsable) ||
+    fail "ompi_info (stock) failed"
 
 for c in "${components[@]}"; do
     fw=${c%%_*}

@@ -178,7 +178,7 @@ static mca_pml_base_module_t *component_init(int *priority, bool progress_thread
     OBJ_CONSTRUCT(&m->orphan_frags, opal_list_t);
     m->pending_count = 0;
     m->unexpected_bytes = 0;
-    opal_progress_register(ob1x_progress);
+    opal_progress_register_lp(ob1x_progress);
     return &m->super;
 }
 

@@ -39,6 +39,8 @@ enum ob1x_hdr_type {
 
 /* Flags of the common header. */
 #define OB1X_HDR_FLAG_SYNC 0x01 /* sender wants an ACK even if all data came with RNDV */
+#define OB1X_HDR_FLAG_VOID 0x02 /* MATCH only: fills a sequence slot whose send failed
+                                   locally (e.g. MPI_Bsend without buffer space) */
 
 typedef struct ob1x_hdr_common {
     uint8_t type;    /* enum ob1x_hdr_type */

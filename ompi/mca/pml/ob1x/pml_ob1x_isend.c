@@ -39,7 +39,7 @@ static inline int send_inline(const void *buf, size_t count, struct ompi_datatyp
         size > ob1x_eager_max(bml_btl->btl)) {
         return OMPI_ERR_NOT_AVAILABLE;
     }
-    *seq = (uint16_t) opal_atomic_fetch_add_32(&ob1x_comm_of(comm)->peers[dst].send_seq, 1);
+    *seq = (uint16_t) OPAL_THREAD_FETCH_ADD32(&ob1x_comm_of(comm)->peers[dst].send_seq, 1);
     ob1x_hdr_common_init(&hdr.common, OB1X_HDR_MATCH, 0);
     hdr.ctx = (uint16_t) comm->c_contextid;
     hdr.seq = (uint16_t) *seq;
@@ -81,6 +81,7 @@ static int send_request_begin(const void *buf, size_t count, struct ompi_datatyp
     rc = ob1x_send_request_start_or_queue(req);
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
         /* Not started (e.g. MPI_Bsend without room): nothing is in flight. */
+        ob1x_send_request_void(req);
         ob1x_send_request_release(req);
         *out = NULL;
     }

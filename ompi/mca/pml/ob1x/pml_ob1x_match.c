@@ -109,7 +109,9 @@ static void take_in_sequence(ob1x_comm_t *oc, ob1x_comm_peer_t *peer, ob1x_recv_
     peer->expected_seq++;
     frag->req = ob1x_match_posted(oc, peer, &frag->hdr.match);
     if (NULL != frag->req) {
-        opal_list_append(&out->frags, &frag->super.super);
+        frag->next_delivery = NULL;
+        *out->tail = frag;
+        out->tail = &frag->next_delivery;
     } else {
         unexpected_add(oc, peer, frag);
     }
@@ -140,7 +142,9 @@ static void drain_out_of_order(ob1x_comm_t *oc, ob1x_comm_peer_t *peer, ob1x_del
 static void deliver_all(ob1x_deliveries_t *out)
 {
     ob1x_recv_frag_t *frag;
-    while (NULL != (frag = (ob1x_recv_frag_t *) opal_list_remove_first(&out->frags))) {
+    ob1x_recv_frag_t *next;
+    for (frag = out->head; NULL != frag; frag = next) {
+        next = frag->next_delivery;
         ob1x_recv_request_deliver_frag(frag->req, frag);
     }
 }
@@ -156,7 +160,9 @@ static void __opal_attribute_noinline__ match_slow(ob1x_comm_t *oc, ob1x_comm_pe
     uint16_t seq = frag->hdr.match.seq;
     ob1x_recv_frag_t *tomb = peer->tombstones ? ooo_find(peer, seq) : NULL;
 
-    if (NULL != tomb && tomb->tombstone) {
+    if (frag->tombstone) {
+        ooo_insert(peer, frag); /* a void message: drained below when in turn */
+    } else if (NULL != tomb && tomb->tombstone) {
         /* It was cancelled before it arrived: drop it, let the slot go. */
         tomb->arrived = true;
         ob1x_recv_frag_release(frag);
@@ -180,14 +186,21 @@ void ob1x_match_incoming(ob1x_comm_t *oc, struct ompi_communicator_t *comm,
     ob1x_deliveries_t out;
     bool stored = false;
 
-    OBJ_CONSTRUCT(&out.frags, opal_list_t);
+    out.head = NULL;
+    out.tail = &out.head;
     OPAL_THREAD_LOCK(&oc->lock);
-    if (OPAL_UNLIKELY(hdr->match.seq != peer->expected_seq || 0 != peer->tombstones)) {
+    if (OPAL_UNLIKELY(hdr->match.seq != peer->expected_seq || 0 != peer->tombstones ||
+                      (hdr->common.flags & OB1X_HDR_FLAG_VOID))) {
         ob1x_recv_frag_t *frag = ob1x_recv_frag_save(hdr, hdr_len, segs, nsegs);
+        if (hdr->common.flags & OB1X_HDR_FLAG_VOID) {
+            /* Holds a sequence slot and nothing else: a tombstone that came. */
+            frag->tombstone = true;
+            frag->arrived = true;
+            peer->tombstones++;
+        }
         match_slow(oc, peer, frag, &out);
         OPAL_THREAD_UNLOCK(&oc->lock);
         deliver_all(&out);
-        OBJ_DESTRUCT(&out.frags);
         return;
     }
     peer->expected_seq++;
@@ -201,12 +214,14 @@ void ob1x_match_incoming(ob1x_comm_t *oc, struct ompi_communicator_t *comm,
     }
     OPAL_THREAD_UNLOCK(&oc->lock);
 
+
     if (NULL != req) {
         ob1x_recv_request_deliver(req, hdr, (const unsigned char *) segs[0].seg_addr.pval + hdr_len,
                                   segs[0].seg_len - hdr_len, segs + 1, nsegs - 1);
     }
-    deliver_all(&out);
-    OBJ_DESTRUCT(&out.frags);
+    if (OPAL_UNLIKELY(NULL != out.head)) {
+        deliver_all(&out);
+    }
     if (stored) {
         ob1x_flow_check(ompi_comm_peer_lookup(comm, hdr->match.src));
     }
@@ -219,12 +234,12 @@ void ob1x_match_incoming_frag(ob1x_comm_t *oc, struct ompi_communicator_t *comm,
     ob1x_deliveries_t out;
 
     (void) comm;
-    OBJ_CONSTRUCT(&out.frags, opal_list_t);
+    out.head = NULL;
+    out.tail = &out.head;
     OPAL_THREAD_LOCK(&oc->lock);
     match_slow(oc, peer, frag, &out);
     OPAL_THREAD_UNLOCK(&oc->lock);
     deliver_all(&out);
-    OBJ_DESTRUCT(&out.frags);
 }
 
 bool ob1x_match_cancel(ob1x_comm_t *oc, int32_t src, uint16_t seq)

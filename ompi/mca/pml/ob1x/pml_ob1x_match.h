@@ -25,9 +25,12 @@ static inline bool ob1x_tag_matches(int32_t wanted, int32_t tag)
 ob1x_recv_request_t *ob1x_match_posted(ob1x_comm_t *oc, ob1x_comm_peer_t *peer,
                                        const ob1x_hdr_match_t *hdr);
 
-/* Matched pairs collected under the lock, delivered after it is dropped. */
+/* Matched fragments collected under the lock, delivered after it is dropped.
+ * A plain chain through ob1x_recv_frag_t.next_delivery: it costs nothing to
+ * set up on the common path, where it stays empty. */
 typedef struct ob1x_deliveries {
-    opal_list_t frags; /* ob1x_recv_frag_t with ->req set */
+    ob1x_recv_frag_t *head;
+    ob1x_recv_frag_t **tail;
 } ob1x_deliveries_t;
 
 /*

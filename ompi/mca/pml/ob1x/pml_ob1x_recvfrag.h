@@ -29,6 +29,7 @@ typedef struct ob1x_recv_frag {
     bool tombstone;          /* marker of a cancelled message, no payload */
     bool arrived;            /* tombstone only: the cancelled message itself came in */
     struct ob1x_recv_request *req; /* set while a matched fragment waits for delivery */
+    struct ob1x_recv_frag *next_delivery;
     unsigned char inline_data[OB1X_FRAG_INLINE];
 } ob1x_recv_frag_t;
 

@@ -61,14 +61,6 @@ static void recv_request_release(ob1x_recv_request_t *req)
     opal_free_list_return(&mca_pml_ob1x.recv_requests, (opal_free_list_item_t *) req);
 }
 
-static void recv_request_mark(ob1x_recv_request_t *req, int32_t bit)
-{
-    int32_t old = opal_atomic_fetch_or_32(&req->release_bits, bit);
-    if ((old | bit) == (OB1X_REL_FREED | OB1X_REL_PML_DONE) && !(old & bit)) {
-        recv_request_release(req);
-    }
-}
-
 void ob1x_recv_request_complete(ob1x_recv_request_t *req)
 {
     ompi_status_public_t *status = &req->base.req_base.req_ompi.req_status;
@@ -87,8 +79,13 @@ void ob1x_recv_request_complete(ob1x_recv_request_t *req)
         status->_ucount = req->msg_length;
     }
     req->base.req_base.req_pml_complete = true;
+    /* Mark before signalling: once MPI sees completion, the user may free or
+     * restart the request in another thread. */
+    if (opal_atomic_fetch_or_32(&req->release_bits, OB1X_REL_PML_DONE) & OB1X_REL_FREED) {
+        recv_request_release(req);
+        return;
+    }
     ompi_request_complete(&req->base.req_base.req_ompi, true);
-    recv_request_mark(req, OB1X_REL_PML_DONE);
 }
 
 /*
@@ -229,8 +226,9 @@ void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
     }
     if (OB1X_HDR_MATCH == hdr->common.type) {
         ob1x_recv_request_matched(req, &hdr->match, payload);
-        if (payload > 0) {
-            recv_unpack(req, 0, iov, n);
+        if (payload > 0 && req->capacity > 0) {
+            /* The whole message in one go: no early pieces to consider. */
+            unpack_here(&req->base.req_base.req_convertor, iov, n);
         }
         req->bytes_received = payload;
         ob1x_recv_request_complete(req);
@@ -278,7 +276,9 @@ static int recv_request_free(struct ompi_request_t **request)
     ob1x_recv_request_t *req = (ob1x_recv_request_t *) *request;
 
     req->base.req_base.req_free_called = true;
-    recv_request_mark(req, OB1X_REL_FREED);
+    if (opal_atomic_fetch_or_32(&req->release_bits, OB1X_REL_FREED) & OB1X_REL_PML_DONE) {
+        recv_request_release(req);
+    }
     *request = MPI_REQUEST_NULL;
     return OMPI_SUCCESS;
 }

@@ -74,7 +74,7 @@ void ob1x_send_request_reset(ob1x_send_request_t *req, int seq)
     }
 
     req->seq = seq >= 0 ? (uint16_t) seq
-                        : (uint16_t) opal_atomic_fetch_add_32(
+                        : (uint16_t) OPAL_THREAD_FETCH_ADD32(
                               &oc->peers[req->base.req_base.req_peer].send_seq, 1);
     req->state = OB1X_SEND_IDLE;
     req->cancel_state = OB1X_CANCEL_NONE;
@@ -94,15 +94,6 @@ void ob1x_send_request_release(ob1x_send_request_t *req)
 {
     MCA_PML_BASE_SEND_REQUEST_FINI(&req->base);
     opal_free_list_return(&mca_pml_ob1x.send_requests, (opal_free_list_item_t *) req);
-}
-
-/* Someone is done with the request; release it when both are. */
-static void send_request_mark(ob1x_send_request_t *req, int32_t bit)
-{
-    int32_t old = opal_atomic_fetch_or_32(&req->release_bits, bit);
-    if ((old | bit) == (OB1X_REL_FREED | OB1X_REL_PML_DONE) && !(old & bit)) {
-        ob1x_send_request_release(req);
-    }
 }
 
 void ob1x_send_request_mpi_complete(ob1x_send_request_t *req)
@@ -126,10 +117,14 @@ static void send_request_pml_complete(ob1x_send_request_t *req)
         mca_pml_base_bsend_request_fini((ompi_request_t *) req);
         req->bsend_packed = false;
     }
-    /* MPI completion first: a persistent request may be restarted from it. */
     req->base.req_base.req_pml_complete = true;
+    /* Mark before signalling: once MPI sees completion, the user may free or
+     * restart the request in another thread. */
+    if (opal_atomic_fetch_or_32(&req->release_bits, OB1X_REL_PML_DONE) & OB1X_REL_FREED) {
+        ob1x_send_request_release(req);
+        return;
+    }
     ob1x_send_request_mpi_complete(req);
-    send_request_mark(req, OB1X_REL_PML_DONE);
 }
 
 void ob1x_send_request_subtract(ob1x_send_request_t *req, int64_t done)
@@ -483,6 +478,17 @@ void ob1x_send_request_acked(ob1x_send_request_t *req, uint64_t dst_req)
     ob1x_send_request_subtract(req, 1);
 }
 
+/* A started send that failed before anything left still owns a sequence
+ * number; the receiver must see that slot filled or it would wait forever. */
+void ob1x_send_request_void(ob1x_send_request_t *req)
+{
+    ob1x_hdr_t hdr;
+
+    memset(&hdr, 0, sizeof(hdr));
+    fill_match(&hdr.match, req, OB1X_HDR_MATCH, OB1X_HDR_FLAG_VOID);
+    (void) ob1x_ctl_send(req->base.req_base.req_proc, &hdr);
+}
+
 /* ---------------------------------------------------------------- cancel */
 
 void ob1x_send_request_cancel_answer(ob1x_send_request_t *req, bool cancelled)
@@ -529,7 +535,9 @@ static int send_request_free(struct ompi_request_t **request)
     ob1x_send_request_t *req = (ob1x_send_request_t *) *request;
 
     req->base.req_base.req_free_called = true;
-    send_request_mark(req, OB1X_REL_FREED);
+    if (opal_atomic_fetch_or_32(&req->release_bits, OB1X_REL_FREED) & OB1X_REL_PML_DONE) {
+        ob1x_send_request_release(req);
+    }
     *request = MPI_REQUEST_NULL;
     return OMPI_SUCCESS;
 }

@@ -71,6 +71,8 @@ int ob1x_send_start_buffered(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_b
 /* Per-start state; seq < 0 draws the next sequence number for the peer. */
 void ob1x_send_request_reset(ob1x_send_request_t *req, int seq);
 void ob1x_send_request_schedule(ob1x_send_request_t *req);
+/* Fill the sequence slot of a send that failed before sending anything. */
+void ob1x_send_request_void(ob1x_send_request_t *req);
 /* Back to the free list; only for requests nothing else references. */
 void ob1x_send_request_release(ob1x_send_request_t *req);
 void ob1x_send_request_acked(ob1x_send_request_t *req, uint64_t dst_req);

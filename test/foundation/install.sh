@@ -63,10 +63,11 @@ cleanup() {
 trap cleanup EXIT
 
 components=()
-while IFS= read -r dso; do
+shopt -s nullglob
+for dso in "$builddir"/{ompi,opal}/mca/*/*/.libs/mca_*.so; do
     c=${dso##*/mca_}
     components+=("${c%.so}")
-done < <(find "$builddir" -path "$builddir/test" -prune -o -path '*/.libs/mca_*.so' -print | sort)
+done
 echo "components built: ${components[*]:-(none)}"
 
 ompi_view() {

@@ -47,9 +47,9 @@ static int find_pvar(const char *name)
         MPI_Datatype type;
         MPI_T_enum enumtype;
 
-        if (MPI_SUCCESS
-            != MPI_T_pvar_get_info(i, pname, &name_len, &verbosity, &var_class, &type, &enumtype,
-                                   desc, &desc_len, &bind, &readonly, &continuous, &atomic)) {
+        if (MPI_SUCCESS != MPI_T_pvar_get_info(i, pname, &name_len, &verbosity, &var_class, &type,
+                                               &enumtype, desc, &desc_len, &bind, &readonly,
+                                               &continuous, &atomic)) {
             continue;
         }
         if (0 == strcmp(pname, name) && MPI_UNSIGNED_LONG_LONG == type) {
@@ -68,8 +68,8 @@ static void open_counter(struct counter *c, const char *label, const char *name)
     if (c->index < 0) {
         return;
     }
-    if (MPI_SUCCESS != MPI_T_pvar_handle_alloc(session, c->index, NULL, &c->handle, &count)
-        || count != 1) {
+    if (MPI_SUCCESS != MPI_T_pvar_handle_alloc(session, c->index, NULL, &c->handle, &count) ||
+        count != 1) {
         c->index = -1;
         return;
     }
@@ -128,8 +128,8 @@ static void print_loaded_components(int rank)
         }
         path[strcspn(path, "\n")] = '\0';
         const char *base = strrchr(path, '/') + 1;
-        if ((0 == strncmp(base, "mca_pml_", 8) || 0 == strncmp(base, "mca_btl_", 8))
-            && 0 != strcmp(path, last)) {
+        if ((0 == strncmp(base, "mca_pml_", 8) || 0 == strncmp(base, "mca_btl_", 8)) &&
+            0 != strcmp(path, last)) {
             printf("rank %d loaded %s\n", rank, path);
             snprintf(last, sizeof(last), "%s", path);
         }

@@ -100,8 +100,8 @@ int main(int argc, char **argv)
                 printf("FAIL: rank %d: %s is loaded (%s) but should not be\n", rank, want,
                        dsos[i].path);
                 errors++;
-            } else if (strncmp(dsos[i].path, builddir, strlen(builddir)) != 0
-                       || dsos[i].path[strlen(builddir)] != '/') {
+            } else if (strncmp(dsos[i].path, builddir, strlen(builddir)) != 0 ||
+                       dsos[i].path[strlen(builddir)] != '/') {
                 printf("FAIL: rank %d: %s is loaded from %s, outside the build tree %s\n", rank,
                        want, dsos[i].path, builddir);
                 errors++;

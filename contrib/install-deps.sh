@@ -52,5 +52,6 @@ fi
 
 echo "install-deps.sh: installing $packages"
 $as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+# shellcheck disable=SC2086 # one word per package
 $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
     $packages </dev/null

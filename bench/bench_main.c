@@ -42,7 +42,8 @@ static int parse_opts(int argc, char **argv, bench_opts_t *o, char **tests)
     const char *sizes = DEFAULT_SIZES;
     int c;
     *o = (bench_opts_t){.trials = 5, .window = 64, .min_iters = 3, .max_msgs = 2000,
-                        .trial_bytes = 8u << 20, .window_bytes = BENCH_WINDOW_BYTES, .warmup_pct = 20, .cg_iters = 1000};
+                        .trial_bytes = 8u << 20, .window_bytes = BENCH_WINDOW_BYTES,
+                        .warmup_pct = 20, .cg_iters = 1000};
     *tests = DEFAULT_TESTS;
     while (-1 != (c = getopt(argc, argv, "t:s:r:w:n:m:b:B:p:T:N:h"))) {
         switch (c) {

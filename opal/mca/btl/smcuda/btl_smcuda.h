@@ -179,6 +179,11 @@ typedef struct mca_btl_smcuda_module_t {
     int32_t in_progress;          /* progress re-entrance guard */
 
     const mca_btl_smcuda_copy_ops_t *copy; /* NULL: no single copy */
+
+    /* shared single-copy jobs (btl_smcuda_rdma.c) */
+    smcuda_copy_job_t *jobs;      /* table in our segment */
+    uint32_t jobs_busy;           /* bitmap of slots in use */
+    uint32_t job_gen[SMCUDA_COPY_JOBS];
     mca_btl_base_module_error_cb_fn_t error_cb;
     opal_mutex_t lock;            /* pending list, only taken when threads are in use */
 
@@ -200,6 +205,7 @@ typedef struct mca_btl_smcuda_component_t {
     int max_frags;                /* fragments of max_send_size */
     int single_copy_mechanism;
     size_t cma_min_size;          /* smaller RDMA-able messages use the copy path */
+    size_t split_min_size;        /* gets this large are shared by both processes */
     char *backing_directory;
     int verbose;
 
@@ -247,6 +253,11 @@ int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
                        int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
                        void *cbcontext, void *cbdata);
 
+/* shared single-copy jobs (btl_smcuda_rdma.c) */
+int mca_btl_smcuda_jobs_progress(mca_btl_smcuda_module_t *m);
+void mca_btl_smcuda_copy_req_cb(struct mca_btl_base_module_t *btl, mca_btl_base_tag_t tag,
+                                mca_btl_base_descriptor_t *des, void *cbdata);
+
 /* endpoint */
 int mca_btl_smcuda_endpoint_attach(mca_btl_smcuda_module_t *m, struct opal_proc_t *proc,
                                    mca_btl_base_endpoint_t **ep_out);
@@ -260,6 +271,8 @@ int mca_btl_smcuda_reap(mca_btl_smcuda_module_t *m);
 int mca_btl_smcuda_retry_pending(mca_btl_smcuda_module_t *m);
 
 int mca_btl_smcuda_complete_done(mca_btl_smcuda_module_t *m);
+bool mca_btl_smcuda_ring_send_ctl(mca_btl_base_endpoint_t *ep, mca_btl_base_tag_t tag,
+                                  const void *data, uint32_t len);
 
 /* receive side (btl_smcuda_recv.c) */
 int mca_btl_smcuda_poll(mca_btl_smcuda_module_t *m);

@@ -175,6 +175,14 @@ static int smcuda_register(void)
         "registration is declined), so the upper layer moves them through shared fragments",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
         &c->cma_min_size);
+    c->split_min_size = 64 * 1024;
+    mca_base_component_var_register(
+        v, "single_copy_split_min",
+        "btl_get of at least this many bytes is shared between both processes: the reader "
+        "pulls chunks while the data owner pushes chunks from its progress loop (0: never "
+        "split)",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
+        &c->split_min_size);
     c->backing_directory = "/dev/shm";
     mca_base_component_var_register(
         v, "backing_directory",
@@ -285,7 +293,8 @@ static int create_segment(mca_btl_smcuda_module_t *m)
                            * SMCUDA_ALIGN(SMCUDA_FRAG_HDR_SIZE + b->btl_eager_limit, 64);
     uint64_t max_bytes = (uint64_t) c->max_frags
                          * SMCUDA_ALIGN(SMCUDA_FRAG_HDR_SIZE + b->btl_max_send_size, 64);
-    uint64_t fifo_off = page;
+    uint64_t jobs_off = page;
+    uint64_t fifo_off = SMCUDA_ALIGN(jobs_off + SMCUDA_COPY_JOBS * sizeof(smcuda_copy_job_t), page);
     uint64_t fbox_off = SMCUDA_ALIGN(fifo_off + sizeof(smcuda_fifo_t)
                                      + (uint64_t) c->fifo_size * sizeof(smcuda_fifo_slot_t), page);
     uint32_t stride = sizeof(smcuda_fbox_ctl_t) + c->fbox_size;
@@ -322,6 +331,8 @@ static int create_segment(mca_btl_smcuda_module_t *m)
     hdr->n_local = (uint32_t) m->n_local;
     hdr->seg_size = size;
     hdr->fifo_off = fifo_off;
+    hdr->jobs_off = jobs_off;
+    m->jobs = (smcuda_copy_job_t *) (m->seg + jobs_off);
     hdr->fifo_slots = c->fifo_size;
     hdr->fbox_count = nrings;
     hdr->fbox_off = fbox_off;
@@ -428,6 +439,8 @@ static mca_btl_base_module_t **smcuda_init(int *num_btls, bool progress_threads,
     if (OPAL_SUCCESS != rc) {
         goto undo_lists;
     }
+    mca_btl_base_active_message_trigger[MCA_BTL_TAG_SMCUDA].cbfunc = mca_btl_smcuda_copy_req_cb;
+    mca_btl_base_active_message_trigger[MCA_BTL_TAG_SMCUDA].cbdata = m;
     btls = (mca_btl_base_module_t **) malloc(sizeof(*btls));
     if (NULL == btls) {
         goto undo_lists;
@@ -475,6 +488,9 @@ static int smcuda_progress(void)
     n = mca_btl_smcuda_poll(m);
     if (m->inflight) {
         n += mca_btl_smcuda_reap(m);
+    }
+    if (SMCUDA_UNLIKELY(0 != m->jobs_busy)) {
+        n += mca_btl_smcuda_jobs_progress(m);
     }
     if (SMCUDA_UNLIKELY(!opal_list_is_empty(&m->done))) {
         n += mca_btl_smcuda_complete_done(m);

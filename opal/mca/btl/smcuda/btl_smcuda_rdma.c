@@ -2,9 +2,32 @@
  * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
  *
  * btl_smcuda_rdma.c - btl_put / btl_get over the module's single-copy
- * mechanism (mca_btl_smcuda_copy_ops_t).  Both complete before returning.
+ * mechanism (mca_btl_smcuda_copy_ops_t).
+ *
+ * put, and get below single_copy_split_min, complete before returning.
+ * A larger get becomes a shared job (layout in btl_smcuda_shm.h): we post
+ * it in our job table, ask the data owner through its ring to help, and
+ * copy chunks ourselves; the data owner, when its progress sees the
+ * request, copies chunks the other way.  Two cores move the message; if
+ * the data owner is busy elsewhere we simply do every chunk.  The get
+ * completes (from our progress) when every chunk is done.
  */
 #include "btl_smcuda.h"
+
+#include <string.h>
+
+#define SMCUDA_SPLIT_MIN_CHUNK (32 * 1024)
+
+typedef struct {
+    mca_btl_base_endpoint_t *ep;
+    void *local_address;
+    mca_btl_base_registration_handle_t *local_handle;
+    mca_btl_base_rdma_completion_fn_t cbfunc;
+    void *cbcontext, *cbdata;
+    int status;
+} smcuda_job_state_t;
+
+static smcuda_job_state_t job_state[SMCUDA_COPY_JOBS];
 
 int mca_btl_smcuda_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
                        void *local_address, uint64_t remote_address,
@@ -31,6 +54,145 @@ int mca_btl_smcuda_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     return OPAL_SUCCESS;
 }
 
+/* Claims the next chunk of generation `gen`: its index, or -1 when none is
+ * left or the slot has moved on to another generation. */
+static inline int64_t job_claim(smcuda_copy_job_t *job, uint32_t gen)
+{
+    /* acquire: the job description of this generation is visible */
+    uint64_t v = __atomic_load_n(&job->claim, __ATOMIC_ACQUIRE);
+
+    for (;;) {
+        if ((uint32_t) (v >> 32) != gen || (uint32_t) v >= job->nchunks) {
+            return -1;
+        }
+        if (__atomic_compare_exchange_n(&job->claim, &v, v + 1, false, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_ACQUIRE)) {
+            return (int64_t) (uint32_t) v;
+        }
+    }
+}
+
+/* Copies chunk c: as the reader (pull from the data owner `ep`) or as the
+ * helper (push into the reader `ep`). */
+static inline int job_chunk(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
+                            smcuda_copy_job_t *job, uint32_t c, bool reader)
+{
+    uint64_t off = (uint64_t) c * job->chunk;
+    size_t n = (size_t) (job->len - off < job->chunk ? job->len - off : job->chunk);
+    int rc;
+
+    if (reader) {
+        rc = m->copy->read(ep, (void *) (uintptr_t) (job->dst + off), job->src + off, n);
+    } else {
+        rc = m->copy->write(ep, (const void *) (uintptr_t) (job->src + off), job->dst + off, n);
+    }
+    /* release: the copied bytes are in place before the count says so */
+    __atomic_add_fetch(&job->done, 1, __ATOMIC_RELEASE);
+    return rc;
+}
+
+static void job_finish(mca_btl_smcuda_module_t *m, int slot)
+{
+    smcuda_job_state_t st = job_state[slot];
+
+    m->jobs_busy &= ~(1u << slot);
+    st.cbfunc(&m->super, st.ep, st.local_address, st.local_handle, st.cbcontext, st.cbdata,
+              st.status);
+}
+
+/* Completes shared jobs whose chunks are all done. */
+int mca_btl_smcuda_jobs_progress(mca_btl_smcuda_module_t *m)
+{
+    int n = 0;
+
+    for (int slot = 0; slot < SMCUDA_COPY_JOBS; ++slot) {
+        smcuda_copy_job_t *job = &m->jobs[slot];
+        /* acquire: pairs with the helper's release; its bytes are in place */
+        if ((m->jobs_busy & (1u << slot))
+            && __atomic_load_n(&job->done, __ATOMIC_ACQUIRE) == job->nchunks) {
+            job_finish(m, slot);
+            ++n;
+        }
+    }
+    return n;
+}
+
+/* The data owner's side: a reader asks for help with a job. */
+void mca_btl_smcuda_copy_req_cb(struct mca_btl_base_module_t *btl, mca_btl_base_tag_t tag,
+                                mca_btl_base_descriptor_t *des, void *cbdata)
+{
+    mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) cbdata;
+    smcuda_copy_req_t req;
+    mca_btl_base_endpoint_t *ep;
+    smcuda_copy_job_t *job;
+    int64_t c;
+
+    (void) btl;
+    (void) tag;
+    if (des->des_segments[0].seg_len < sizeof(req)) {
+        return;
+    }
+    memcpy(&req, des->des_segments[0].seg_addr.pval, sizeof(req));
+    if (req.lrank >= (uint32_t) m->n_local || req.job >= SMCUDA_COPY_JOBS
+        || NULL == (ep = m->eps[req.lrank]) || !ep->copy_ok) {
+        return;
+    }
+    job = (smcuda_copy_job_t *) (ep->seg + ((smcuda_seg_hdr_t *) ep->seg)->jobs_off) + req.job;
+    while ((c = job_claim(job, req.gen)) >= 0) {
+        (void) job_chunk(m, ep, job, (uint32_t) c, false);
+    }
+}
+
+/* Posts a shared job and works on it; false when no slot or ring room. */
+static bool get_shared(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, void *local,
+                       uint64_t remote, size_t size, smcuda_job_state_t *st)
+{
+    smcuda_copy_req_t req;
+    smcuda_copy_job_t *job;
+    uint64_t chunk;
+    uint32_t gen;
+    int slot, rc = OPAL_SUCCESS;
+    int64_t c;
+
+    if (0xffffu == (m->jobs_busy & 0xffffu)) {
+        return false;
+    }
+    slot = __builtin_ctz(~m->jobs_busy);
+    job = &m->jobs[slot];
+    gen = ++m->job_gen[slot];
+    /* 16 chunks: enough to balance two cores, few enough that the system
+     * call per chunk stays small next to its copy */
+    chunk = SMCUDA_ALIGN(size / 16, 4096);
+    if (chunk < SMCUDA_SPLIT_MIN_CHUNK) {
+        chunk = SMCUDA_SPLIT_MIN_CHUNK;
+    }
+    job->src = remote;
+    job->dst = (uint64_t) (uintptr_t) local;
+    job->len = size;
+    job->chunk = (uint32_t) chunk;
+    job->nchunks = (uint32_t) ((size + chunk - 1) / chunk);
+    job->done = 0;
+    /* release: the description above is visible to whoever claims */
+    __atomic_store_n(&job->claim, (uint64_t) gen << 32, __ATOMIC_RELEASE);
+
+    req = (smcuda_copy_req_t){.lrank = (uint32_t) m->my_lrank, .job = (uint32_t) slot,
+                              .gen = gen};
+    (void) mca_btl_smcuda_ring_send_ctl(ep, MCA_BTL_TAG_SMCUDA, &req, sizeof(req));
+
+    m->jobs_busy |= 1u << slot;
+    job_state[slot] = *st;
+    while ((c = job_claim(job, gen)) >= 0) {
+        int r = job_chunk(m, ep, job, (uint32_t) c, true);
+        rc = OPAL_SUCCESS == rc ? r : rc;
+    }
+    job_state[slot].status = rc;
+    /* acquire: the helper's chunks are in place */
+    if (__atomic_load_n(&job->done, __ATOMIC_ACQUIRE) == job->nchunks) {
+        job_finish(m, slot);
+    }
+    return true;
+}
+
 int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
                        void *local_address, uint64_t remote_address,
                        struct mca_btl_base_registration_handle_t *local_handle,
@@ -39,6 +201,7 @@ int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
                        void *cbcontext, void *cbdata)
 {
     mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
+    size_t split = mca_btl_smcuda_component.split_min_size;
     int rc;
 
     (void) remote_handle;
@@ -47,11 +210,18 @@ int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     if (SMCUDA_UNLIKELY(!ep->copy_ok)) {
         return OPAL_ERR_NOT_AVAILABLE;
     }
+    SMCUDA_PV_ADD(GET, size);
+    if (split > 0 && size >= split && NULL != ep->out_ring && !opal_using_threads()) {
+        smcuda_job_state_t st = {ep, local_address, local_handle, cbfunc, cbcontext, cbdata,
+                                 OPAL_SUCCESS};
+        if (get_shared(m, ep, local_address, remote_address, size, &st)) {
+            return OPAL_SUCCESS;
+        }
+    }
     rc = m->copy->read(ep, local_address, remote_address, size);
     if (SMCUDA_UNLIKELY(OPAL_SUCCESS != rc)) {
         return rc;
     }
-    SMCUDA_PV_ADD(GET, size);
     cbfunc(btl, ep, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
     return OPAL_SUCCESS;
 }

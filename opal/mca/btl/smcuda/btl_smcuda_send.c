@@ -240,3 +240,23 @@ int mca_btl_smcuda_retry_pending(mca_btl_smcuda_module_t *m)
     }
     return n;
 }
+
+/* Internal control message through the ring only; false when it does not
+ * fit now (the caller does without). */
+bool mca_btl_smcuda_ring_send_ctl(mca_btl_base_endpoint_t *ep, mca_btl_base_tag_t tag,
+                                  const void *data, uint32_t len)
+{
+    bool ok = false;
+
+    OPAL_THREAD_LOCK(&ep->lock);
+    if (NULL != ep->out_ring && opal_list_is_empty(&ep->pending)) {
+        unsigned char *dst = smcuda_fbox_reserve(ep, len);
+        if (NULL != dst) {
+            memcpy(dst, data, len);
+            smcuda_fbox_publish(ep, len, tag, ep->send_seq++);
+            ok = true;
+        }
+    }
+    OPAL_THREAD_UNLOCK(&ep->lock);
+    return ok;
+}

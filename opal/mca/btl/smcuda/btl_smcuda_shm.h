@@ -9,6 +9,7 @@
  * fragments in its pool:
  *
  *   offset 0           smcuda_seg_hdr_t      layout description + attach count
+ *   jobs_off           smcuda_copy_job_t[SMCUDA_COPY_JOBS]  shared single-copy jobs
  *   fifo_off           smcuda_fifo_t         receive FIFO (many producers, owner consumes)
  *   fbox_off           fbox_count x [smcuda_fbox_ctl_t + fbox_size bytes]
  *                                            one incoming ring per sender local rank
@@ -53,7 +54,8 @@ typedef struct smcuda_seg_hdr_t {
     int32_t owner_pid;    /* pid of the owner (single-copy target) */
     int32_t owner_lrank;  /* local rank of the owner */
     uint64_t owner_base;  /* address of the segment in the owner's address space */
-    uint8_t pad0[SMCUDA_CACHE_LINE * 2 - 88];
+    uint64_t jobs_off;    /* offset of the shared-copy job table */
+    uint8_t pad0[SMCUDA_CACHE_LINE * 2 - 96];
     /* own cache line, written only while peers attach: */
     /* processes that have mapped the segment, owner included.  Each
      * attacher increments it (acq_rel); the one that brings it to n_local
@@ -137,6 +139,43 @@ static inline uint64_t smcuda_fbox_word(uint64_t pos, uint16_t seq, uint32_t len
 #define SMCUDA_FBOX_W_FLAGS(w) ((uint8_t)((w) >> 56))
 
 /* ------------------------------------------------------------------ */
+/* shared single-copy jobs                                              */
+/* ------------------------------------------------------------------ */
+
+/* A large btl_get is split in chunks that the reader (owner of the job
+ * table) and the data owner both work on: the reader pulls chunks with
+ * single-copy reads while the data owner, told through its ring, pushes
+ * chunks with single-copy writes.  Whoever is idle takes the next chunk, so
+ * a busy data owner costs nothing but its absence. */
+#define SMCUDA_COPY_JOBS 16
+
+typedef struct smcuda_copy_job_t {
+    uint64_t src;     /* first byte in the data owner's address space */
+    uint64_t dst;     /* first byte in the reader's address space */
+    uint64_t len;     /* bytes */
+    uint32_t chunk;   /* bytes per chunk (last one shorter) */
+    uint32_t nchunks;
+    uint8_t pad0[SMCUDA_CACHE_LINE - 32];
+    /* generation:32 | next chunk:32.  Written (release) by the reader when
+     * the job is posted; claimed by either side with CAS, which fails once
+     * the generation has changed, so a late helper never touches a reused
+     * slot.  src/dst/len are stable for a generation until `done` reaches
+     * nchunks. */
+    uint64_t claim;
+    uint8_t pad1[SMCUDA_CACHE_LINE - 8];
+    uint32_t done; /* chunks finished; incremented (release) after each copy */
+    uint8_t pad2[SMCUDA_CACHE_LINE - 4];
+} smcuda_copy_job_t;
+
+/* ring message (tag MCA_BTL_TAG_SMCUDA) asking the data owner to help */
+typedef struct smcuda_copy_req_t {
+    uint32_t lrank; /* reader's local rank (owner of the job table) */
+    uint32_t job;   /* slot */
+    uint32_t gen;   /* generation the request is for */
+    uint32_t rsvd;
+} smcuda_copy_req_t;
+
+/* ------------------------------------------------------------------ */
 /* modex: what each process publishes about its segment                */
 /* ------------------------------------------------------------------ */
 
@@ -152,5 +191,6 @@ typedef struct smcuda_modex_t {
 _Static_assert(sizeof(smcuda_seg_hdr_t) == 3 * SMCUDA_CACHE_LINE, "segment header layout");
 _Static_assert(sizeof(smcuda_frag_hdr_t) == 16, "fragment header layout");
 _Static_assert(sizeof(smcuda_fbox_ctl_t) == SMCUDA_CACHE_LINE, "ring control layout");
+_Static_assert(sizeof(smcuda_copy_job_t) == 3 * SMCUDA_CACHE_LINE, "copy job layout");
 
 #endif /* MCA_BTL_SMCUDA_SHM_H */

@@ -96,7 +96,7 @@ int ob1x_improbe(int src, int tag, struct ompi_communicator_t *comm, int *matche
     }
     probe_status(status, frag);
     make_message(comm, frag, message);
-    ob1x_flow_check_release(comm, frag->hdr.match.src);
+    ob1x_flow_release();
     return OMPI_SUCCESS;
 }
 
@@ -110,6 +110,6 @@ int ob1x_mprobe(int src, int tag, struct ompi_communicator_t *comm,
     }
     probe_status(status, frag);
     make_message(comm, frag, message);
-    ob1x_flow_check_release(comm, frag->hdr.match.src);
+    ob1x_flow_release();
     return OMPI_SUCCESS;
 }

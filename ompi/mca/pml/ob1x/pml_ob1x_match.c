@@ -392,18 +392,8 @@ void ob1x_recv_request_start(ob1x_recv_request_t *req)
     OPAL_THREAD_UNLOCK(&oc->lock);
 
     if (NULL != frag) {
-        int32_t sender = frag->hdr.match.src;
         ob1x_recv_request_deliver_frag(req, frag);
-        ob1x_flow_check_release(comm, sender);
+        ob1x_flow_release();
     }
 }
 
-/* After unexpected data was consumed: maybe release throttled senders. */
-void ob1x_flow_check_release(struct ompi_communicator_t *comm, int32_t sender)
-{
-    (void) comm;
-    (void) sender;
-    if (!opal_list_is_empty(&mca_pml_ob1x.xoff_procs)) {
-        ob1x_flow_check(NULL);
-    }
-}

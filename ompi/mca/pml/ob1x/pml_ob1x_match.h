@@ -51,7 +51,14 @@ bool ob1x_match_cancel(ob1x_comm_t *oc, int32_t src, uint16_t seq);
 /* Sends FLOW messages if the unexpected total crossed a threshold; sender is
  * the peer that just added unexpected data, or NULL after data was consumed. */
 void ob1x_flow_check(struct ompi_proc_t *sender);
-void ob1x_flow_check_release(struct ompi_communicator_t *comm, int32_t sender);
+
+/* After unexpected data was consumed: release throttled senders if any. */
+static inline void ob1x_flow_release(void)
+{
+    if (OPAL_UNLIKELY(!opal_list_is_empty(&mca_pml_ob1x.xoff_procs))) {
+        ob1x_flow_check(NULL);
+    }
+}
 
 /* Unexpected fragment for (src, tag), src may be MPI_ANY_SOURCE. Lock held. */
 ob1x_recv_frag_t *ob1x_unexpected_find_any(ob1x_comm_t *oc, int src, int tag,

@@ -25,6 +25,17 @@
 
 #include <string.h>
 
+/* The in-flight total spans endpoints, so it is shared between threads
+ * that hold different endpoint locks. */
+static inline void inflight_add(mca_btl_smcuda_module_t *m, long delta)
+{
+    if (opal_using_threads()) {
+        __atomic_add_fetch(&m->inflight, (size_t) delta, __ATOMIC_RELAXED);
+    } else {
+        m->inflight += (size_t) delta;
+    }
+}
+
 /* Pushes a fragment into the peer's FIFO; false when the FIFO is full.
  * Caller holds ep->lock. */
 static inline bool push_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
@@ -44,7 +55,7 @@ static inline bool push_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t
     }
     ep->send_seq++;
     opal_list_append(&ep->inflight, &frag->base.super.super);
-    m->inflight++;
+    inflight_add(m, 1);
     SMCUDA_PV_ADD(FIFO, hdr->len);
     return true;
 }
@@ -180,7 +191,7 @@ int mca_btl_smcuda_reap(mca_btl_smcuda_module_t *m)
                 break;
             }
             opal_list_remove_first(&ep->inflight);
-            m->inflight--;
+            inflight_add(m, -1);
             OPAL_THREAD_UNLOCK(&ep->lock);
             frag_done(m, frag); /* without the lock: the callback may send */
             ++n;

@@ -5,6 +5,7 @@
  * MPI_Init every rank reads /proc/self/maps and checks:
  *   --expect fw_name   mca_fw_name.so is mapped, from inside the build tree
  *                      ($OB1X_BUILDDIR, set by test/run-tests)
+ *   --present fw_name  mca_fw_name.so is mapped, from anywhere
  *   --absent fw_name   no mca_fw_name.so is mapped at all
  * Rank 0 prints every component DSO it found.
  */
@@ -85,8 +86,9 @@ int main(int argc, char **argv)
 
     for (int a = 1; a < argc; a++) {
         int expect = (0 == strcmp(argv[a], "--expect"));
-        if ((!expect && strcmp(argv[a], "--absent") != 0) || a + 1 >= argc) {
-            printf("FAIL: usage: loaded_from [--expect fw_name | --absent fw_name] ...\n");
+        int present = (0 == strcmp(argv[a], "--present"));
+        if ((!expect && !present && strcmp(argv[a], "--absent") != 0) || a + 1 >= argc) {
+            printf("FAIL: usage: loaded_from [--expect|--present|--absent fw_name] ...\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
         const char *want = argv[++a];
@@ -96,6 +98,9 @@ int main(int argc, char **argv)
                 continue;
             }
             found = 1;
+            if (present) {
+                continue;
+            }
             if (!expect) {
                 printf("FAIL: rank %d: %s is loaded (%s) but should not be\n", rank, want,
                        dsos[i].path);
@@ -107,7 +112,7 @@ int main(int argc, char **argv)
                 errors++;
             }
         }
-        if (expect && !found) {
+        if ((expect || present) && !found) {
             printf("FAIL: rank %d: %s is not loaded\n", rank, want);
             errors++;
         }

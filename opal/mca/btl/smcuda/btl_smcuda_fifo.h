@@ -6,6 +6,8 @@
  * Any local peer pushes fragment references; only the owner pops.  A push
  * never blocks: when the slot for the current ticket still holds the
  * previous lap's entry the FIFO is full and the caller queues its fragment.
+ * At least 2 slots: with one, "full" and "free for the next ticket" would
+ * carry the same sequence number (the component uses 64 or more).
  */
 #ifndef MCA_BTL_SMCUDA_FIFO_H
 #define MCA_BTL_SMCUDA_FIFO_H

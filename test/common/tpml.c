@@ -13,6 +13,7 @@ int t_rank = -1;
 int t_size = 0;
 const char *t_prog = "test";
 int t_pvars = 0;
+size_t t_typed_slack = 0;
 
 static int t_mpit_ok = 0;
 static MPI_T_pvar_session t_session = MPI_T_PVAR_SESSION_NULL;
@@ -346,7 +347,8 @@ void t_typed_create(t_typed *t, t_dt_kind kind, size_t bytes)
         t->count = 1;
     }
     if (MPI_BYTE != t->type) T_MPI(MPI_Type_commit(&t->type));
-    t->buf = t_malloc(t->span + 1);
+    t->alloc = t->span + 1 + t_typed_slack;
+    t->buf = t_malloc(t->alloc);
 }
 
 void t_typed_free(t_typed *t)
@@ -373,14 +375,14 @@ void t_typed_fill(t_typed *t, uint32_t seed, unsigned char gapfill)
 {
     unsigned char *stream = t_malloc(t->bytes);
     t_fill(stream, t->bytes, seed);
-    memset(t->buf, gapfill, t->span + 1);
+    memset(t->buf, gapfill, t->alloc);
     t_typed_unpack(t, stream, t->buf);
     free(stream);
 }
 
 void t_typed_guard(t_typed *t, unsigned char guard)
 {
-    memset(t->buf, guard, t->span + 1);
+    memset(t->buf, guard, t->alloc);
 }
 
 void t_typed_check(const t_typed *t, size_t nbytes, uint32_t seed, unsigned char guard,
@@ -388,22 +390,22 @@ void t_typed_check(const t_typed *t, size_t nbytes, uint32_t seed, unsigned char
 {
     if (T_DT_CONTIG == t->kind) {
         t_check_data(t->buf, nbytes, seed, ctx);
-        t_check_guard(t->buf + nbytes, t->span + 1 - nbytes, guard, ctx);
+        t_check_guard(t->buf + nbytes, t->alloc - nbytes, guard, ctx);
         return;
     }
     unsigned char *stream = t_malloc(t->bytes);
-    unsigned char *ref = t_malloc(t->span + 1);
+    unsigned char *ref = t_malloc(t->alloc);
     t_fill(stream, nbytes, seed);
     memset(stream + nbytes, guard, t->bytes - nbytes);
-    memset(ref, guard, t->span + 1);
+    memset(ref, guard, t->alloc);
     t_typed_unpack(t, stream, ref);
-    if (0 != memcmp(ref, t->buf, t->span + 1)) {
+    if (0 != memcmp(ref, t->buf, t->alloc)) {
         size_t off = 0;
         while (ref[off] == t->buf[off]) off++;
         /* find out whether the offset is a data byte or a gap */
-        unsigned char *mask = t_malloc(t->span + 1);
+        unsigned char *mask = t_malloc(t->alloc);
         memset(stream, 0xff, t->bytes);
-        memset(mask, 0, t->span + 1);
+        memset(mask, 0, t->alloc);
         t_typed_unpack(t, stream, mask);
         T_FAIL("%s: %s receive buffer differs at offset %zu of span %zu (%s byte, got 0x%02x, "
                "expected 0x%02x, %zu data bytes expected of %zu)",

@@ -144,8 +144,13 @@ typedef struct {
     MPI_Datatype type;   /* committed (MPI_BYTE for CONTIG) */
     int count;           /* count to pass with `type` */
     size_t span;         /* buffer bytes needed (extent covering all data) */
-    unsigned char *buf;  /* buffer of `span` bytes (owned) */
+    size_t alloc;        /* bytes allocated: span + 1 + t_typed_slack */
+    unsigned char *buf;  /* buffer of `alloc` bytes (owned) */
 } t_typed;
+
+/* Extra guarded bytes allocated after each typed buffer (default 0; the
+ * truncation test raises it to catch writes past the receive buffer). */
+extern size_t t_typed_slack;
 
 const char *t_dt_name(t_dt_kind k);
 /* Builds the datatype and allocates the buffer (span + nothing else). */

@@ -94,7 +94,7 @@ static void run_xfer(const xfer *x)
             t_typed chk;
             t_typed_create(&chk, x->skind, x->bytes);
             t_typed_fill(&chk, seed, GAPFILL);
-            T_CHECK(0 == memcmp(chk.buf, s.buf, s.span + 1), "%s: send buffer modified", ctx);
+            T_CHECK(0 == memcmp(chk.buf, s.buf, s.alloc), "%s: send buffer modified", ctx);
             t_typed_free(&chk);
         }
         t_typed_free(&s);

@@ -98,8 +98,10 @@ extern const mca_btl_smcuda_copy_ops_t mca_btl_smcuda_cma_ops;
 /* ------------------------------------------------------------------ */
 
 struct mca_btl_base_registration_handle_t {
-    uint64_t base; /* first byte of the registered range (owner's address space) */
-    uint64_t len;  /* bytes */
+    uint64_t base;  /* first byte of the registered range (owner's address space) */
+    uint64_t len;   /* bytes */
+    uint32_t flags; /* MCA_BTL_REG_FLAG_* it was registered with */
+    uint32_t rsvd;
 };
 
 /* ------------------------------------------------------------------ */
@@ -175,6 +177,7 @@ typedef struct mca_btl_smcuda_module_t {
     opal_list_t done;             /* sent through a ring, completion callback still due */
 
     size_t inflight;              /* fragments waiting for a receiver, all peers */
+    size_t remote_regs;           /* live registrations for remote reading (single-copy sends) */
     opal_list_t pending_eps;      /* endpoints with queued fragments */
     int32_t in_progress;          /* progress re-entrance guard */
 
@@ -206,6 +209,7 @@ typedef struct mca_btl_smcuda_component_t {
     int single_copy_mechanism;
     size_t cma_min_size;          /* smaller RDMA-able messages use the copy path */
     size_t split_min_size;        /* gets this large are shared by both processes */
+    size_t busy_limit;            /* below: copy path while another single-copy send is live */
     char *backing_directory;
     int verbose;
 

@@ -91,7 +91,7 @@ static void set_module_defaults(mca_btl_base_module_t *b)
     b->btl_rndv_eager_limit = 4 * 1024;
     b->btl_max_send_size = 32 * 1024;
     b->btl_rdma_pipeline_send_length = 4 * 1024;
-    b->btl_rdma_pipeline_frag_size = 4 * 1024;
+    b->btl_rdma_pipeline_frag_size = 2 * 1024 * 1024;
     b->btl_min_rdma_pipeline_size = INT32_MAX;
     b->btl_latency = 1;
     b->btl_bandwidth = 40000;
@@ -168,13 +168,21 @@ static int smcuda_register(void)
                        "valid values: cma, none. btl/smcuda disabled");
         return rc;
     }
-    c->cma_min_size = 0;
+    c->cma_min_size = 32 * 1024;
     mca_base_component_var_register(
         v, "cma_min_size",
         "Messages smaller than this many bytes are not offered for single copy (the "
         "registration is declined), so the upper layer moves them through shared fragments",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
         &c->cma_min_size);
+    c->busy_limit = 2 * 1024 * 1024;
+    mca_base_component_var_register(
+        v, "single_copy_busy_limit",
+        "Messages below this many bytes take the copy path while another single-copy send "
+        "is still in flight (a stream keeps both cores busy with copy-in/copy-out); an "
+        "isolated message uses single copy from cma_min_size up (0: always single copy)",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
+        &c->busy_limit);
     c->split_min_size = 64 * 1024;
     mca_base_component_var_register(
         v, "single_copy_split_min",

@@ -77,19 +77,31 @@ static mca_btl_base_descriptor_t *smcuda_prepare_src(struct mca_btl_base_module_
     return &frag->base;
 }
 
-/* Registration only records the range: single-copy needs no pinning.  A
- * range the upper layer wants to expose for remote reads is declined below
- * cma_min_size, which makes it use the copy path for that message. */
+/* Registration only records the range: single-copy needs no pinning.
+ *
+ * Declining a registration for remote reading makes the upper layer send
+ * that message through the copy-in/copy-out pipeline instead; this is how
+ * the path is chosen per message:
+ *   - below cma_min_size: copy path (the protocol round trips of single
+ *     copy cost more than the copies they save);
+ *   - below busy_limit while another single-copy send is still registered
+ *     (a stream of messages): copy path, which keeps both cores copying;
+ *   - otherwise single copy (shared between both cores, btl_smcuda_rdma.c),
+ *     the lowest latency for an isolated message and the best bandwidth
+ *     for large ones. */
 static mca_btl_base_registration_handle_t *smcuda_register_mem(struct mca_btl_base_module_t *btl,
                                                                struct mca_btl_base_endpoint_t *ep,
                                                                void *base, size_t size,
                                                                uint32_t flags)
 {
+    mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
+    mca_btl_smcuda_component_t *c = &mca_btl_smcuda_component;
     mca_btl_base_registration_handle_t *h;
 
-    (void) btl;
-    if ((flags & MCA_BTL_REG_FLAG_REMOTE_READ) && size < mca_btl_smcuda_component.cma_min_size) {
-        return NULL;
+    if (flags & MCA_BTL_REG_FLAG_REMOTE_READ) {
+        if (size < c->cma_min_size || (size < c->busy_limit && m->remote_regs > 0)) {
+            return NULL;
+        }
     }
     if (NULL != ep && MCA_BTL_ENDPOINT_ANY != ep && !ep->copy_ok) {
         return NULL;
@@ -98,6 +110,11 @@ static mca_btl_base_registration_handle_t *smcuda_register_mem(struct mca_btl_ba
     if (NULL != h) {
         h->base = (uint64_t) (uintptr_t) base;
         h->len = size;
+        h->flags = flags;
+        h->rsvd = 0;
+        if (flags & MCA_BTL_REG_FLAG_REMOTE_READ) {
+            OPAL_THREAD_ADD_FETCH_SIZE_T(&m->remote_regs, 1);
+        }
     }
     return h;
 }
@@ -105,7 +122,11 @@ static mca_btl_base_registration_handle_t *smcuda_register_mem(struct mca_btl_ba
 static int smcuda_deregister_mem(struct mca_btl_base_module_t *btl,
                                  mca_btl_base_registration_handle_t *handle)
 {
-    (void) btl;
+    mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
+
+    if (handle->flags & MCA_BTL_REG_FLAG_REMOTE_READ) {
+        OPAL_THREAD_ADD_FETCH_SIZE_T(&m->remote_regs, -1);
+    }
     free(handle);
     return OPAL_SUCCESS;
 }

@@ -117,7 +117,7 @@ static int smcuda_register(void)
             "Informational rank among shared-memory BTLs (selection between BTLs is by "
             "btl_smcuda_exclusivity, which is above vader's by default)",
             &c->priority, OPAL_INFO_LVL_9);
-    c->fbox_size = 32 * 1024;
+    c->fbox_size = 8 * 1024;
     reg_uint("fbox_size",
              "Bytes of each per-peer fast-box ring (power of two, 4 KiB..1 MiB; rounded up)",
              &c->fbox_size, OPAL_INFO_LVL_5);
@@ -126,7 +126,7 @@ static int smcuda_register(void)
              "Number of local peers (lowest local ranks first) that get a fast-box ring "
              "towards this process; others use only the FIFO",
              &c->fbox_count, OPAL_INFO_LVL_5);
-    c->fbox_max_size = 4096;
+    c->fbox_max_size = 2048;
     reg_uint("fbox_max_size",
              "Largest message (upper-layer header + payload, bytes) sent through a fast-box "
              "ring; at most fbox_size/4 and eager_limit",

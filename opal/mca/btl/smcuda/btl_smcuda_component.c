@@ -89,7 +89,7 @@ static void set_module_defaults(mca_btl_base_module_t *b)
     b->btl_exclusivity = MCA_BTL_EXCLUSIVITY_HIGH + 1; /* above vader (HIGH) */
     b->btl_eager_limit = 4 * 1024;
     b->btl_rndv_eager_limit = 4 * 1024;
-    b->btl_max_send_size = 32 * 1024;
+    b->btl_max_send_size = 64 * 1024;
     b->btl_rdma_pipeline_send_length = 4 * 1024;
     b->btl_rdma_pipeline_frag_size = 2 * 1024 * 1024;
     b->btl_min_rdma_pipeline_size = INT32_MAX;

@@ -18,8 +18,9 @@ static void usage(const char *prog)
             "usage: %s [-t tests] [-s sizes] [-r trials] [-w window] [-n min_iters]\n"
             "          [-m max_msgs] [-b trial_bytes] [-B window_bytes] [-p warmup_pct]\n"
             "          [-T trial_seconds] [-N cg_iters]\n"
-            "  tests: comma list of latency bw bibw rate put_lat get_lat acc_lat put_bw\n"
-            "         get_bw acc_bw cg_pingpong cg_poll (default: all but cg_*)\n"
+            "  tests: comma list of latency latency_1buf bw bibw rate put_lat get_lat\n"
+            "         acc_lat put_bw get_bw acc_bw cg_pingpong cg_poll\n"
+            "         (default: all but latency_1buf and cg_*)\n"
             "  sizes: comma list of sizes (4095, 32K, 1M) and A..B ranges of powers of two\n"
             "         (default %s)\n",
             prog, DEFAULT_SIZES);

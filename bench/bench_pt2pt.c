@@ -2,6 +2,9 @@
  * ob1x benchmarks: two-sided tests.
  *
  *   latency  ping-pong, half the round-trip time                       (us, lower is better)
+ *   latency_1buf  the same, each rank sending from and receiving into one buffer, as NetPIPE
+ *            does (bench/netpipe-check compares like with like; it is slower for large
+ *            messages because the buffer just read by the peer is then overwritten)
  *   bw       uni-directional: window of Isends, Irecvs, 1 ack per window (MB/s = 1e6 B/s)
  *   bibw     bi-directional: both sides post a window of Irecvs and Isends   (MB/s, both ways)
  *   rate     every pair does the bw pattern at once; messages per second      (Mmsg/s)
@@ -80,6 +83,44 @@ static void latency_run(bench_ctx_t *ctx, int iters)
     }
 }
 
+/* One buffer per rank: the initiator's pattern travels there and back; both end up holding it. */
+static void onebuf_prepare(bench_ctx_t *ctx, unsigned seed)
+{
+    if (ctx->peer < 0) {
+        return;
+    }
+    if (ctx->initiator) {
+        bench_fill(ctx->sbuf, ctx->size, seed, 0);
+    } else {
+        memset(ctx->sbuf, 0, ctx->size);
+    }
+}
+
+static void onebuf_run(bench_ctx_t *ctx, int iters)
+{
+    int cnt = (int) ctx->size;
+    if (ctx->peer < 0) {
+        return;
+    }
+    for (int i = 0; i < iters; i++) {
+        if (ctx->initiator) {
+            MPI_Send(ctx->sbuf, cnt, MPI_BYTE, ctx->peer, TAG_DATA, ctx->comm);
+            MPI_Recv(ctx->sbuf, cnt, MPI_BYTE, ctx->peer, TAG_DATA, ctx->comm,
+                     MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(ctx->sbuf, cnt, MPI_BYTE, ctx->peer, TAG_DATA, ctx->comm,
+                     MPI_STATUS_IGNORE);
+            MPI_Send(ctx->sbuf, cnt, MPI_BYTE, ctx->peer, TAG_DATA, ctx->comm);
+        }
+    }
+}
+
+static int onebuf_check(bench_ctx_t *ctx, unsigned seed, int iters)
+{
+    (void) iters;
+    return ctx->peer >= 0 && bench_verify(ctx->sbuf, ctx->size, seed, 0) >= 0;
+}
+
 static double latency_metric(const bench_ctx_t *ctx, int iters, double sec)
 {
     (void) ctx;
@@ -155,6 +196,9 @@ static double rate_metric(const bench_ctx_t *ctx, int iters, double sec)
 const bench_test_t bench_pt2pt_tests[] = {
     {.name = "latency", .unit = "us", .lower_is_better = 1, .bytes_per_iter = 2,
      .prepare = prepare_both, .run = latency_run, .check = check_received,
+     .metric = latency_metric},
+    {.name = "latency_1buf", .unit = "us", .lower_is_better = 1, .bytes_per_iter = 2,
+     .prepare = onebuf_prepare, .run = onebuf_run, .check = onebuf_check,
      .metric = latency_metric},
     {.name = "bw", .unit = "MB/s", .uses_window = 1, .bytes_per_iter = 1,
      .prepare = prepare_both, .run = bw_run, .check = check_target, .metric = bw_metric},

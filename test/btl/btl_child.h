@@ -18,15 +18,17 @@ static char **btl_child_env(void)
 {
     int n = 0;
     char **env;
-    for (char **e = environ; *e; ++e) ++n;
+    for (char **e = environ; *e; ++e)
+        ++n;
     env = calloc((size_t) n + 1, sizeof(*env));
     n = 0;
     for (char **e = environ; *e; ++e) {
-        int ours = 0 == strncmp(*e, "OMPI_", 5) || 0 == strncmp(*e, "PMIX_", 5)
-                   || 0 == strncmp(*e, "ORTE_", 5) || 0 == strncmp(*e, "OPAL_", 5);
-        int keep = 0 == strncmp(*e, "OMPI_ALLOW_RUN_AS_ROOT", 22)
-                   || 0 == strncmp(*e, "OMPI_MCA_mca_base_component_path=", 33);
-        if (!ours || keep) env[n++] = *e;
+        int ours = 0 == strncmp(*e, "OMPI_", 5) || 0 == strncmp(*e, "PMIX_", 5) ||
+                   0 == strncmp(*e, "ORTE_", 5) || 0 == strncmp(*e, "OPAL_", 5);
+        int keep = 0 == strncmp(*e, "OMPI_ALLOW_RUN_AS_ROOT", 22) ||
+                   0 == strncmp(*e, "OMPI_MCA_mca_base_component_path=", 33);
+        if (!ours || keep)
+            env[n++] = *e;
     }
     return env;
 }

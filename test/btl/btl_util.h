@@ -31,9 +31,10 @@ static void bu_fail(const char *fmt, ...)
     exit(1);
 }
 
-#define BU_CHECK(cond, ...)                                                   \
-    do {                                                                      \
-        if (!(cond)) bu_fail(__VA_ARGS__);                                    \
+#define BU_CHECK(cond, ...)                                                                        \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            bu_fail(__VA_ARGS__);                                                                  \
     } while (0)
 
 static inline unsigned char bu_byte(size_t i, size_t size, int seed)
@@ -43,14 +44,16 @@ static inline unsigned char bu_byte(size_t i, size_t size, int seed)
 
 static inline void bu_fill(unsigned char *buf, size_t size, int seed)
 {
-    for (size_t i = 0; i < size; ++i) buf[i] = bu_byte(i, size, seed);
+    for (size_t i = 0; i < size; ++i)
+        buf[i] = bu_byte(i, size, seed);
 }
 
 /* Returns the index of the first wrong byte, or -1. */
 static inline long bu_verify(const unsigned char *buf, size_t size, int seed)
 {
     for (size_t i = 0; i < size; ++i)
-        if (buf[i] != bu_byte(i, size, seed)) return (long) i;
+        if (buf[i] != bu_byte(i, size, seed))
+            return (long) i;
     return -1;
 }
 
@@ -73,16 +76,17 @@ static int bu_have[2 * BU_NCOUNT + 1];
 static void bu_pvar_open(int slot, const char *name)
 {
     int idx, count;
-    bu_have[slot] = MPI_SUCCESS == MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &idx)
-                    && MPI_SUCCESS == MPI_T_pvar_handle_alloc(bu_session, idx, NULL,
-                                                              &bu_handles[slot], &count);
+    bu_have[slot] =
+        MPI_SUCCESS == MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &idx) &&
+        MPI_SUCCESS == MPI_T_pvar_handle_alloc(bu_session, idx, NULL, &bu_handles[slot], &count);
 }
 
 /* Opens handles on the counters; values read later count from here. */
 static void bu_counters_start(void)
 {
     char name[128];
-    if (MPI_SUCCESS != MPI_T_pvar_session_create(&bu_session)) return;
+    if (MPI_SUCCESS != MPI_T_pvar_session_create(&bu_session))
+        return;
     for (int i = 0; i < BU_NCOUNT; ++i) {
         snprintf(name, sizeof(name), "btl_smcuda_%s_messages", bu_counter_names[i]);
         bu_pvar_open(2 * i, name);
@@ -95,7 +99,8 @@ static void bu_counters_start(void)
 static int bu_pvar_get(int slot, unsigned long long *value)
 {
     *value = 0;
-    if (!bu_have[slot]) return 0;
+    if (!bu_have[slot])
+        return 0;
     return MPI_SUCCESS == MPI_T_pvar_read(bu_session, bu_handles[slot], value);
 }
 
@@ -118,15 +123,15 @@ static void bu_counters_total(bu_counters_t *c)
     bu_counters(&mine);
     MPI_Allreduce(mine.messages, c->messages, BU_NCOUNT, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
                   MPI_COMM_WORLD);
-    MPI_Allreduce(mine.bytes, c->bytes, BU_NCOUNT, MPI_UNSIGNED_LONG_LONG, MPI_SUM,
-                  MPI_COMM_WORLD);
+    MPI_Allreduce(mine.bytes, c->bytes, BU_NCOUNT, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&mine.stalls, &c->stalls, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&mine.found, &c->found, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 }
 
 static void bu_counters_print(const char *prog, const bu_counters_t *c)
 {
-    if (0 != bu_rank) return;
+    if (0 != bu_rank)
+        return;
     printf("%s: counters:", prog);
     for (int i = 0; i < BU_NCOUNT; ++i)
         printf(" %s=%llu/%lluB", bu_counter_names[i], c->messages[i], c->bytes[i]);
@@ -138,7 +143,8 @@ static const char *bu_arg(int argc, char **argv, const char *name)
 {
     size_t n = strlen(name);
     for (int i = 1; i < argc; ++i)
-        if (0 == strncmp(argv[i], name, n) && '=' == argv[i][n]) return argv[i] + n + 1;
+        if (0 == strncmp(argv[i], name, n) && '=' == argv[i][n])
+            return argv[i] + n + 1;
     return NULL;
 }
 
@@ -155,11 +161,13 @@ static void bu_init(int *argc, char ***argv)
 static int bu_finalize(const char *prog)
 {
     for (int i = 0; i < 2 * BU_NCOUNT + 1; ++i)
-        if (bu_have[i]) MPI_T_pvar_handle_free(bu_session, &bu_handles[i]);
+        if (bu_have[i])
+            MPI_T_pvar_handle_free(bu_session, &bu_handles[i]);
     MPI_T_pvar_session_free(&bu_session);
     MPI_T_finalize();
     MPI_Finalize();
-    if (0 == bu_rank) printf("PASS: %s\n", prog);
+    if (0 == bu_rank)
+        printf("PASS: %s\n", prog);
     return 0;
 }
 

@@ -40,12 +40,15 @@ int main(int argc, char **argv)
         return 1;
     }
     self[sl] = '\0';
-    if (0 != pipe(pfd)) return 1;
+    if (0 != pipe(pfd))
+        return 1;
     child = fork();
     if (0 == child) {
-        char *cargv[] = {(char *) mpirun, "-np", "2", "--oversubscribe", "--mca", "pml", "ob1",
-                         "--mca", "btl", "self,smcuda", "--mca",
-                         "btl_smcuda_single_copy_mechanism", "bogus", self, "worker", NULL};
+        char *cargv[] = {
+            (char *) mpirun, "-np",         "2",      "--oversubscribe",
+            "--mca",         "pml",         "ob1",    "--mca",
+            "btl",           "self,smcuda", "--mca",  "btl_smcuda_single_copy_mechanism",
+            "bogus",         self,          "worker", NULL};
         dup2(pfd[1], 1);
         dup2(pfd[1], 2);
         close(pfd[0]);
@@ -57,7 +60,8 @@ int main(int argc, char **argv)
     out = fdopen(pfd[0], "r");
     alarm(60);
     while (fgets(line, sizeof(line), out)) {
-        if (strlen(all) + strlen(line) < sizeof(all)) strcat(all, line);
+        if (strlen(all) + strlen(line) < sizeof(all))
+            strcat(all, line);
         named |= NULL != strstr(line, "btl_smcuda_single_copy_mechanism");
         listed |= NULL != strstr(line, "cma") && NULL != strstr(line, "none");
     }

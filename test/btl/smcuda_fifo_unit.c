@@ -18,14 +18,14 @@
 #define PROG "btl/smcuda_fifo_unit"
 
 static int failures;
-#define CHECK(cond, ...)                                                      \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            printf("FAIL: " __VA_ARGS__);                                     \
-            printf("\n");                                                     \
-            ++failures;                                                       \
-            return;                                                           \
-        }                                                                     \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            printf("FAIL: " __VA_ARGS__);                                                          \
+            printf("\n");                                                                          \
+            ++failures;                                                                            \
+            return;                                                                                \
+        }                                                                                          \
     } while (0)
 
 static smcuda_fifo_t *fifo_new(uint32_t slots, uint64_t base)
@@ -49,8 +49,9 @@ static void case_laps(uint32_t slots, uint64_t base, int laps)
     for (int lap = 0; lap < laps; ++lap) {
         uint64_t first = next;
         for (uint32_t i = 0; i < slots; ++i)
-            CHECK(smcuda_fifo_push(f, slots - 1, next++), "slots %u base %llu lap %d: push %u failed",
-                  slots, (unsigned long long) base, lap, i);
+            CHECK(smcuda_fifo_push(f, slots - 1, next++),
+                  "slots %u base %llu lap %d: push %u failed", slots, (unsigned long long) base,
+                  lap, i);
         CHECK(!smcuda_fifo_push(f, slots - 1, 999), "slots %u lap %d: push into a full FIFO", slots,
               lap);
         for (uint32_t i = 0; i < slots; ++i) {
@@ -118,7 +119,8 @@ static void case_threads(uint32_t slots, int nprod, long count, uint64_t base)
         ++seen[id];
         ++total;
     }
-    for (int i = 0; i < nprod; ++i) pthread_join(th[i], NULL);
+    for (int i = 0; i < nprod; ++i)
+        pthread_join(th[i], NULL);
     free(f);
 }
 
@@ -129,8 +131,11 @@ int main(void)
         uint64_t base;
         int laps;
     } laps[] = {
-        {2, 0, 9}, {4, 0, 5}, {64, 0, 7}, {1024, 0, 3}, /* at least 2 slots */
-        {64, UINT64_MAX - 100, 7},  /* tickets wrap around 2^64 */
+        {2, 0, 9},
+        {4, 0, 5},
+        {64, 0, 7},
+        {1024, 0, 3},              /* at least 2 slots */
+        {64, UINT64_MAX - 100, 7}, /* tickets wrap around 2^64 */
         {8, UINT64_MAX - 3, 11},
     };
     static const struct {
@@ -139,7 +144,9 @@ int main(void)
         long count;
         uint64_t base;
     } threads[] = {
-        {64, 1, 50000, 0}, {64, 3, 30000, 0}, {16, 4, 20000, 0},
+        {64, 1, 50000, 0},
+        {64, 3, 30000, 0},
+        {16, 4, 20000, 0},
         {1024, 3, 30000, UINT64_MAX - 5000},
     };
 
@@ -147,7 +154,8 @@ int main(void)
         case_laps(laps[i].slots, laps[i].base, laps[i].laps);
     for (size_t i = 0; i < sizeof(threads) / sizeof(threads[0]); ++i)
         case_threads(threads[i].slots, threads[i].producers, threads[i].count, threads[i].base);
-    if (failures) return 1;
+    if (failures)
+        return 1;
     printf("PASS: %s\n", PROG);
     return 0;
 }

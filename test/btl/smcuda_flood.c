@@ -29,11 +29,19 @@ static size_t draw_size(uint64_t *s)
 {
     uint64_t r = rng_next(s);
     switch (r % 8) {
-    case 0: case 1: case 2: return (size_t) (r >> 8) % 64;       /* tiny: rings */
-    case 3: case 4: return (size_t) (r >> 8) % 1200;             /* around the ring limit */
-    case 5: return (size_t) (r >> 8) % 8192;                     /* eager / first fragment */
-    case 6: return (size_t) (r >> 8) % 70000;                    /* pipeline */
-    default: return (size_t) (r >> 8) % MAXMSG;                  /* single copy */
+        case 0:
+        case 1:
+        case 2:
+            return (size_t) (r >> 8) % 64; /* tiny: rings */
+        case 3:
+        case 4:
+            return (size_t) (r >> 8) % 1200; /* around the ring limit */
+        case 5:
+            return (size_t) (r >> 8) % 8192; /* eager / first fragment */
+        case 6:
+            return (size_t) (r >> 8) % 70000; /* pipeline */
+        default:
+            return (size_t) (r >> 8) % MAXMSG; /* single copy */
     }
 }
 
@@ -48,11 +56,14 @@ int main(int argc, char **argv)
     bu_counters_t c;
 
     bu_init(&argc, &argv);
-    if ((a = bu_arg(argc, argv, "rounds"))) rounds = atoi(a);
-    if ((a = bu_arg(argc, argv, "window"))) window = atoi(a);
+    if ((a = bu_arg(argc, argv, "rounds")))
+        rounds = atoi(a);
+    if ((a = bu_arg(argc, argv, "window")))
+        window = atoi(a);
     expect_stalls = 0;
     for (int i = 1; i < argc; ++i)
-        if (0 == strcmp(argv[i], "expect_stalls")) expect_stalls = 1;
+        if (0 == strcmp(argv[i], "expect_stalls"))
+            expect_stalls = 1;
     BU_CHECK(bu_size >= 2, "needs 2+ ranks");
 
     sbufs = calloc((size_t) bu_size * window, sizeof(*sbufs));
@@ -75,7 +86,8 @@ int main(int argc, char **argv)
     for (int r = 0; r < rounds; ++r) {
         int nreq = 0;
         for (int p = 0; p < bu_size; ++p) {
-            if (p == bu_rank) continue;
+            if (p == bu_rank)
+                continue;
             for (int w = 0; w < window; ++w) {
                 int slot = p * window + w;
                 rsizes[slot] = draw_size(&rstate[p]);
@@ -88,8 +100,7 @@ int main(int argc, char **argv)
                 int slot = p * window + w;
                 size_t size = draw_size(&sstate[p]);
                 bu_fill(sbufs[slot], size, bu_rank * 7919 + r * 31 + w);
-                MPI_Isend(sbufs[slot], (int) size, MPI_BYTE, p, w, MPI_COMM_WORLD,
-                          &reqs[nreq++]);
+                MPI_Isend(sbufs[slot], (int) size, MPI_BYTE, p, w, MPI_COMM_WORLD, &reqs[nreq++]);
             }
         }
         {
@@ -99,12 +110,13 @@ int main(int argc, char **argv)
             free(st);
         }
         for (int p = 0; p < bu_size; ++p) {
-            if (p == bu_rank) continue;
+            if (p == bu_rank)
+                continue;
             for (int w = 0; w < window; ++w) {
                 int slot = p * window + w;
                 long bad = bu_verify(rbufs[slot], rsizes[slot], p * 7919 + r * 31 + w);
-                BU_CHECK(bad < 0, "round %d from %d msg %d (%zu bytes): wrong byte at %ld", r, p,
-                         w, rsizes[slot], bad);
+                BU_CHECK(bad < 0, "round %d from %d msg %d (%zu bytes): wrong byte at %ld", r, p, w,
+                         rsizes[slot], bad);
             }
         }
     }
@@ -114,9 +126,11 @@ int main(int argc, char **argv)
     if (0 == bu_rank) {
         BU_CHECK(c.found, "btl_smcuda_* performance variables not found");
         BU_CHECK(c.messages[BU_FBOX] > 0, "no traffic through fast boxes");
-        BU_CHECK(c.messages[BU_FBOX] + c.messages[BU_FIFO] + c.messages[BU_GET]
-                     + c.messages[BU_PUT] > 0, "no traffic at all");
-        if (expect_stalls) BU_CHECK(c.stalls > 0, "flow control never engaged");
+        BU_CHECK(
+            c.messages[BU_FBOX] + c.messages[BU_FIFO] + c.messages[BU_GET] + c.messages[BU_PUT] > 0,
+            "no traffic at all");
+        if (expect_stalls)
+            BU_CHECK(c.stalls > 0, "flow control never engaged");
     }
     return bu_finalize(PROG);
 }

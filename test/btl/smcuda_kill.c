@@ -81,9 +81,11 @@ static int dir_empty(const char *dir, char *leftover, size_t len)
     DIR *d = opendir(dir);
     struct dirent *de;
     int empty = 1;
-    if (NULL == d) return 1;
+    if (NULL == d)
+        return 1;
     while ((de = readdir(d))) {
-        if (0 == strcmp(de->d_name, ".") || 0 == strcmp(de->d_name, "..")) continue;
+        if (0 == strcmp(de->d_name, ".") || 0 == strcmp(de->d_name, ".."))
+            continue;
         snprintf(leftover, len, "%s", de->d_name);
         empty = 0;
     }
@@ -103,17 +105,20 @@ static int driver(int argc, char **argv)
     FILE *out;
 
     sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (sl <= 0) return fail("cannot find own executable");
+    if (sl <= 0)
+        return fail("cannot find own executable");
     self[sl] = '\0';
     snprintf(dir, sizeof(dir), "/dev/shm/ob1x_killtest.%d", (int) getpid());
-    if (0 != mkdir(dir, 0700)) return fail("cannot create the backing directory");
+    if (0 != mkdir(dir, 0700))
+        return fail("cannot create the backing directory");
 
     cargv[na++] = (char *) mpirun;
     cargv[na++] = "-np";
     cargv[na++] = "3";
     cargv[na++] = "--oversubscribe";
     for (int i = 1; i < argc; ++i)
-        if (0 == strncmp(argv[i], "pml=", 4)) snprintf(pmlbuf, sizeof(pmlbuf), "%s", argv[i] + 4);
+        if (0 == strncmp(argv[i], "pml=", 4))
+            snprintf(pmlbuf, sizeof(pmlbuf), "%s", argv[i] + 4);
     cargv[na++] = "--mca";
     cargv[na++] = "pml";
     cargv[na++] = pmlbuf;
@@ -137,7 +142,8 @@ static int driver(int argc, char **argv)
     cargv[na++] = "worker";
     cargv[na] = NULL;
 
-    if (0 != pipe(pfd)) return fail("pipe");
+    if (0 != pipe(pfd))
+        return fail("pipe");
     child = fork();
     if (0 == child) {
         dup2(pfd[1], 1);
@@ -156,17 +162,21 @@ static int driver(int argc, char **argv)
             killed = 1;
             t_kill = now();
         }
-        if (getenv("SMCUDA_KILL_VERBOSE")) fputs(line, stdout);
+        if (getenv("SMCUDA_KILL_VERBOSE"))
+            fputs(line, stdout);
     }
     waitpid(child, &status, 0);
     t_end = now();
     alarm(0);
 
-    if (!killed) return fail("the child job never reached the kill");
-    if (WIFEXITED(status) && 0 == WEXITSTATUS(status)) return fail("the child job exited 0");
+    if (!killed)
+        return fail("the child job never reached the kill");
+    if (WIFEXITED(status) && 0 == WEXITSTATUS(status))
+        return fail("the child job exited 0");
     printf("%s: job ended %.2f s after the kill (status %d)\n", PROG, t_end - t_kill,
            WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status));
-    if (t_end - t_kill > KILL_DEADLINE) return fail("job took more than 10 s to end");
+    if (t_end - t_kill > KILL_DEADLINE)
+        return fail("job took more than 10 s to end");
     if (!dir_empty(dir, leftover, sizeof(leftover))) {
         printf("FAIL: left in %s: %s\n", dir, leftover);
         return 1;
@@ -178,6 +188,7 @@ static int driver(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && 0 == strcmp(argv[1], "worker")) return worker();
+    if (argc > 1 && 0 == strcmp(argv[1], "worker"))
+        return worker();
     return driver(argc, argv);
 }

@@ -23,10 +23,13 @@ static int nsizes;
 
 static void add_size(size_t s, size_t max)
 {
-    if (s > max) return;
+    if (s > max)
+        return;
     for (int i = 0; i < nsizes; ++i)
-        if (sizes[i] == s) return;
-    if (nsizes < (int) (sizeof(sizes) / sizeof(sizes[0]))) sizes[nsizes++] = s;
+        if (sizes[i] == s)
+            return;
+    if (nsizes < (int) (sizeof(sizes) / sizeof(sizes[0])))
+        sizes[nsizes++] = s;
 }
 
 static int cmp_size(const void *a, const void *b)
@@ -38,7 +41,8 @@ static int cmp_size(const void *a, const void *b)
 static void make_sizes(size_t max)
 {
     static const size_t thresholds[] = {1024, 4096, 32768, 65536};
-    for (size_t s = 0; s <= 130; ++s) add_size(s, max);
+    for (size_t s = 0; s <= 130; ++s)
+        add_size(s, max);
     for (size_t p = 256; p <= max; p *= 2) {
         add_size(p - 33, max);
         add_size(p - 17, max);
@@ -49,7 +53,8 @@ static void make_sizes(size_t max)
     }
     /* headers of the upper layer are 14..40 bytes: cover the whole band */
     for (size_t t = 0; t < sizeof(thresholds) / sizeof(thresholds[0]); ++t)
-        for (size_t s = thresholds[t] - 48; s <= thresholds[t] + 8; ++s) add_size(s, max);
+        for (size_t s = thresholds[t] - 48; s <= thresholds[t] + 8; ++s)
+            add_size(s, max);
     add_size(max, max);
     qsort(sizes, (size_t) nsizes, sizeof(sizes[0]), cmp_size);
 }
@@ -97,13 +102,15 @@ static void strided(unsigned char *sbuf, unsigned char *rbuf, size_t size, int p
     MPI_Datatype vec;
     size_t blocks = size / 8;
     long bad;
-    if (0 == blocks || blocks > (1u << 20)) return;
+    if (0 == blocks || blocks > (1u << 20))
+        return;
     MPI_Type_vector((int) blocks, 8, 16, MPI_BYTE, &vec);
     MPI_Type_commit(&vec);
     if (first) {
         unsigned char *tmp = malloc(blocks * 8);
         bu_fill(tmp, blocks * 8, 55);
-        for (size_t b = 0; b < blocks; ++b) memcpy(sbuf + 16 * b, tmp + 8 * b, 8);
+        for (size_t b = 0; b < blocks; ++b)
+            memcpy(sbuf + 16 * b, tmp + 8 * b, 8);
         free(tmp);
         MPI_Send(sbuf, 1, vec, peer, 9, MPI_COMM_WORLD);
     } else {
@@ -125,7 +132,8 @@ int main(int argc, char **argv)
     int peer, first;
 
     bu_init(&argc, &argv);
-    if (NULL == expect) expect = "get";
+    if (NULL == expect)
+        expect = "get";
     BU_CHECK(bu_size % 2 == 0, "needs an even number of ranks");
     peer = bu_rank ^ 1;
     first = 0 == (bu_rank & 1);
@@ -137,7 +145,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < nsizes; ++i) {
         pingpong(sbuf, rbuf, sizes[i], peer, first);
         exchange(sbuf, rbuf, sizes[i], peer);
-        if (sizes[i] <= (8u << 20)) strided(sbuf, rbuf, sizes[i], peer, first);
+        if (sizes[i] <= (8u << 20))
+            strided(sbuf, rbuf, sizes[i], peer, first);
     }
     MPI_Barrier(MPI_COMM_WORLD);
 

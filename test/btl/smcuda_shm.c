@@ -31,7 +31,8 @@ int main(int argc, char **argv)
         char range[64], path[900], mapfile[128];
         struct stat st;
         char *p = strstr(line, "ob1x_smcuda.");
-        if (NULL == p) continue;
+        if (NULL == p)
+            continue;
         /* path starts at the first '/' */
         p = strchr(line, '/');
         BU_CHECK(NULL != p, "odd maps line: %s", line);
@@ -43,8 +44,8 @@ int main(int argc, char **argv)
             char bare[900];
             snprintf(bare, sizeof(bare), "%s", path);
             *strstr(bare, " (deleted)") = '\0';
-            BU_CHECK(0 != access(bare, F_OK) && ENOENT == errno,
-                     "backing file %s still exists", bare);
+            BU_CHECK(0 != access(bare, F_OK) && ENOENT == errno, "backing file %s still exists",
+                     bare);
         }
         sscanf(line, "%63s", range);
         snprintf(mapfile, sizeof(mapfile), "/proc/self/map_files/%s", range);
@@ -57,8 +58,8 @@ int main(int argc, char **argv)
         }
     }
     fclose(maps);
-    BU_CHECK(segments == bu_size, "%d segments mapped, want %d (one per local process)",
-             segments, bu_size);
+    BU_CHECK(segments == bu_size, "%d segments mapped, want %d (one per local process)", segments,
+             bu_size);
     MPI_Allreduce(MPI_IN_PLACE, &checked_mode, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (0 == bu_rank && 0 == checked_mode)
         printf("%s: note: /proc/self/map_files not readable, permissions not checked\n", PROG);

@@ -22,10 +22,14 @@ static size_t size_for(int t, int i)
     uint64_t x = (uint64_t) (t + 1) * 0x9e3779b97f4a7c15ULL ^ (uint64_t) i * 0xbf58476d1ce4e5b9ULL;
     x ^= x >> 29;
     switch (x % 4) {
-    case 0: return (size_t) (x >> 8) % 128;
-    case 1: return (size_t) (x >> 8) % 4096;
-    case 2: return (size_t) (x >> 8) % 70000;
-    default: return (size_t) (x >> 8) % MAXMSG;
+        case 0:
+            return (size_t) (x >> 8) % 128;
+        case 1:
+            return (size_t) (x >> 8) % 4096;
+        case 2:
+            return (size_t) (x >> 8) % 70000;
+        default:
+            return (size_t) (x >> 8) % MAXMSG;
     }
 }
 
@@ -67,19 +71,25 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &bu_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &bu_size);
     if (MPI_THREAD_MULTIPLE != provided) {
-        if (0 == bu_rank) printf("SKIP: MPI_THREAD_MULTIPLE not provided\n");
+        if (0 == bu_rank)
+            printf("SKIP: MPI_THREAD_MULTIPLE not provided\n");
         MPI_Finalize();
         return 77;
     }
-    if ((a = bu_arg(argc, argv, "threads"))) nthreads = atoi(a);
-    if ((a = bu_arg(argc, argv, "iters"))) iters = atoi(a);
+    if ((a = bu_arg(argc, argv, "threads")))
+        nthreads = atoi(a);
+    if ((a = bu_arg(argc, argv, "iters")))
+        iters = atoi(a);
     BU_CHECK(bu_size == 2 && nthreads > 0 && nthreads <= 64, "needs 2 ranks, 1..64 threads");
     peer = 1 - bu_rank;
-    for (int t = 0; t < nthreads; ++t) pthread_create(&th[t], NULL, worker, (void *) (intptr_t) t);
-    for (int t = 0; t < nthreads; ++t) pthread_join(th[t], NULL);
+    for (int t = 0; t < nthreads; ++t)
+        pthread_create(&th[t], NULL, worker, (void *) (intptr_t) t);
+    for (int t = 0; t < nthreads; ++t)
+        pthread_join(th[t], NULL);
     BU_CHECK(!failed, "a thread failed");
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();
-    if (0 == bu_rank) printf("PASS: %s\n", PROG);
+    if (0 == bu_rank)
+        printf("PASS: %s\n", PROG);
     return 0;
 }

@@ -54,17 +54,18 @@ BEGIN_C_DECLS
 /* ------------------------------------------------------------------ */
 
 enum {
-    SMCUDA_PV_FBOX_MESSAGES,  /* messages written into a peer's ring */
+    SMCUDA_PV_FBOX_MESSAGES, /* messages written into a peer's ring */
     SMCUDA_PV_FBOX_BYTES,
-    SMCUDA_PV_FIFO_MESSAGES,  /* fragments pushed into a peer's FIFO */
+    SMCUDA_PV_FIFO_MESSAGES, /* fragments pushed into a peer's FIFO */
     SMCUDA_PV_FIFO_BYTES,
     SMCUDA_PV_SENDI_MESSAGES, /* messages accepted by btl_sendi (either path) */
     SMCUDA_PV_SENDI_BYTES,
-    SMCUDA_PV_PUT_MESSAGES,   /* single-copy writes (btl_put) */
+    SMCUDA_PV_PUT_MESSAGES, /* single-copy writes (btl_put) */
     SMCUDA_PV_PUT_BYTES,
-    SMCUDA_PV_GET_MESSAGES,   /* single-copy reads (btl_get) */
+    SMCUDA_PV_GET_MESSAGES, /* single-copy reads (btl_get) */
     SMCUDA_PV_GET_BYTES,
-    SMCUDA_PV_FLOW_CONTROL_STALLS, /* sends queued because the FIFO was full or older sends waited */
+    SMCUDA_PV_FLOW_CONTROL_STALLS, /* sends queued because the FIFO was full or older sends waited
+                                    */
     SMCUDA_PV_COUNT
 };
 
@@ -109,37 +110,37 @@ struct mca_btl_base_registration_handle_t {
 /* ------------------------------------------------------------------ */
 
 struct mca_btl_base_endpoint_t {
-    opal_list_item_t super;     /* on the module's list of endpoints with queued sends */
+    opal_list_item_t super; /* on the module's list of endpoints with queued sends */
     struct opal_proc_t *proc;
-    int lrank;                  /* peer's local rank */
-    pid_t pid;                  /* peer's pid (single-copy target) */
-    unsigned char *seg;         /* peer's segment, mapped here */
+    int lrank;          /* peer's local rank */
+    pid_t pid;          /* peer's pid (single-copy target) */
+    unsigned char *seg; /* peer's segment, mapped here */
     size_t seg_size;
-    smcuda_fifo_t *fifo;        /* peer's receive FIFO */
+    smcuda_fifo_t *fifo; /* peer's receive FIFO */
     uint32_t fifo_mask;
 
     /* outgoing ring: lives in the peer's segment, we are its only writer */
     smcuda_fbox_ctl_t *out_ctl;
-    unsigned char *out_ring;    /* NULL: the peer has no ring for us */
+    unsigned char *out_ring; /* NULL: the peer has no ring for us */
     uint32_t out_mask;
-    bool out_wrap;              /* the reserved record goes to offset 0 */
-    uint64_t out_head;          /* bytes written (monotonic) */
-    uint64_t out_tail;          /* last tail read from out_ctl */
-    uint16_t send_seq;          /* next sequence number to this peer */
+    bool out_wrap;     /* the reserved record goes to offset 0 */
+    uint64_t out_head; /* bytes written (monotonic) */
+    uint64_t out_tail; /* last tail read from out_ctl */
+    uint16_t send_seq; /* next sequence number to this peer */
 
     /* incoming ring: lives in our segment, the peer is its only writer */
     smcuda_fbox_ctl_t *in_ctl;
-    unsigned char *in_ring;     /* NULL: no ring for this peer */
+    unsigned char *in_ring; /* NULL: no ring for this peer */
     uint32_t in_mask;
-    uint64_t in_pos;            /* bytes consumed (monotonic) */
-    uint16_t recv_seq;          /* next sequence number expected from this peer */
+    uint64_t in_pos;   /* bytes consumed (monotonic) */
+    uint16_t recv_seq; /* next sequence number expected from this peer */
 
-    opal_list_t inflight;       /* our fragments pushed to the peer, in push order */
-    opal_list_t pending;        /* our fragments waiting for room in the peer's FIFO */
+    opal_list_t inflight; /* our fragments pushed to the peer, in push order */
+    opal_list_t pending;  /* our fragments waiting for room in the peer's FIFO */
     bool on_pending_list;
-    bool copy_ok;               /* single-copy works with this peer */
-    opal_mutex_t lock;          /* send side, only taken when threads are in use */
-    void *accel;                /* accelerator (GPU IPC) state; NULL for host-only peers */
+    bool copy_ok;      /* single-copy works with this peer */
+    opal_mutex_t lock; /* send side, only taken when threads are in use */
+    void *accel;       /* accelerator (GPU IPC) state; NULL for host-only peers */
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
 OBJ_CLASS_DECLARATION(mca_btl_base_endpoint_t);
@@ -155,40 +156,40 @@ typedef struct mca_btl_smcuda_module_t {
     unsigned char *seg;
     size_t seg_size;
     char seg_path[256];
-    bool seg_linked;              /* backing file not yet unlinked by us */
+    bool seg_linked; /* backing file not yet unlinked by us */
     smcuda_seg_hdr_t *hdr;
     smcuda_fifo_t *fifo;
     uint32_t fifo_mask;
-    uint64_t fifo_head;           /* consumer ticket (private) */
+    uint64_t fifo_head; /* consumer ticket (private) */
     int my_lrank;
     int n_local;
 
-    mca_btl_base_endpoint_t **eps;   /* by local rank; NULL until add_procs */
+    mca_btl_base_endpoint_t **eps;    /* by local rank; NULL until add_procs */
     mca_btl_base_endpoint_t **polled; /* peers whose ring we poll */
     int n_polled;
-    uint32_t ring_epoch;          /* last value of hdr->ring_epoch acted upon */
+    uint32_t ring_epoch; /* last value of hdr->ring_epoch acted upon */
 
     /* fragment pool carving (offsets in our segment) */
     uint64_t eager_next, eager_end;
     uint64_t max_next, max_end;
-    opal_free_list_t eager_frags;    /* payload capacity: eager_limit */
-    opal_free_list_t max_frags;      /* payload capacity: max_send_size */
-    opal_free_list_t priv_frags;     /* private memory, fbox_max_size: ring-only overflow */
+    opal_free_list_t eager_frags; /* payload capacity: eager_limit */
+    opal_free_list_t max_frags;   /* payload capacity: max_send_size */
+    opal_free_list_t priv_frags;  /* private memory, fbox_max_size: ring-only overflow */
     opal_list_t done;             /* sent through a ring, completion callback still due */
 
-    size_t inflight;              /* fragments waiting for a receiver, all peers */
-    size_t remote_regs;           /* live registrations for remote reading (single-copy sends) */
-    opal_list_t pending_eps;      /* endpoints with queued fragments */
-    int32_t in_progress;          /* progress re-entrance guard */
+    size_t inflight;         /* fragments waiting for a receiver, all peers */
+    size_t remote_regs;      /* live registrations for remote reading (single-copy sends) */
+    opal_list_t pending_eps; /* endpoints with queued fragments */
+    int32_t in_progress;     /* progress re-entrance guard */
 
     const mca_btl_smcuda_copy_ops_t *copy; /* NULL: no single copy */
 
     /* shared single-copy jobs (btl_smcuda_rdma.c) */
-    smcuda_copy_job_t *jobs;      /* table in our segment */
-    uint32_t jobs_busy;           /* bitmap of slots in use */
+    smcuda_copy_job_t *jobs; /* table in our segment */
+    uint32_t jobs_busy;      /* bitmap of slots in use */
     uint32_t job_gen[SMCUDA_COPY_JOBS];
     mca_btl_base_module_error_cb_fn_t error_cb;
-    opal_mutex_t lock;            /* pending list, only taken when threads are in use */
+    opal_mutex_t lock; /* pending list, only taken when threads are in use */
 
     /* receive descriptor handed to the upper layer (valid during its callback) */
     mca_btl_base_descriptor_t rdesc;
@@ -200,30 +201,30 @@ typedef struct mca_btl_smcuda_component_t {
 
     /* MCA parameters (see docs/mca-params.md) */
     int priority;
-    unsigned int fbox_size;       /* bytes of each incoming ring */
-    unsigned int fbox_count;      /* peers (by local rank) that get a ring */
-    unsigned int fbox_max_size;   /* largest message (header + payload) sent through a ring */
-    unsigned int fifo_size;       /* FIFO slots */
+    unsigned int fbox_size;     /* bytes of each incoming ring */
+    unsigned int fbox_count;    /* peers (by local rank) that get a ring */
+    unsigned int fbox_max_size; /* largest message (header + payload) sent through a ring */
+    unsigned int fifo_size;     /* FIFO slots */
     int free_list_num, free_list_max, free_list_inc; /* eager fragments */
-    int max_frags;                /* fragments of max_send_size */
+    int max_frags;                                   /* fragments of max_send_size */
     int single_copy_mechanism;
-    size_t cma_min_size;          /* smaller RDMA-able messages use the copy path */
-    size_t split_min_size;        /* gets this large are shared by both processes */
-    size_t busy_limit;            /* below: copy path while another single-copy send is live */
+    size_t cma_min_size;   /* smaller RDMA-able messages use the copy path */
+    size_t split_min_size; /* gets this large are shared by both processes */
+    size_t busy_limit;     /* below: copy path while another single-copy send is live */
     char *backing_directory;
     int verbose;
 
-    int output;                   /* opal_output stream */
+    int output; /* opal_output stream */
     unsigned long long pv[SMCUDA_PV_COUNT];
 } mca_btl_smcuda_component_t;
 
 OPAL_MODULE_DECLSPEC extern mca_btl_smcuda_component_t mca_btl_smcuda_component;
 extern mca_btl_smcuda_module_t mca_btl_smcuda;
 
-#define SMCUDA_PV_ADD(which, bytes)                                     \
-    do {                                                                \
-        mca_btl_smcuda_component.pv[SMCUDA_PV_##which##_MESSAGES]++;    \
-        mca_btl_smcuda_component.pv[SMCUDA_PV_##which##_BYTES] += (bytes); \
+#define SMCUDA_PV_ADD(which, bytes)                                                                \
+    do {                                                                                           \
+        mca_btl_smcuda_component.pv[SMCUDA_PV_##which##_MESSAGES]++;                               \
+        mca_btl_smcuda_component.pv[SMCUDA_PV_##which##_BYTES] += (bytes);                         \
     } while (0)
 
 /* ------------------------------------------------------------------ */
@@ -242,8 +243,8 @@ int mca_btl_smcuda_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_e
                         struct mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag);
 int mca_btl_smcuda_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
                          struct opal_convertor_t *convertor, void *header, size_t header_size,
-                         size_t payload_size, uint8_t order, uint32_t flags,
-                         mca_btl_base_tag_t tag, mca_btl_base_descriptor_t **descriptor);
+                         size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
+                         mca_btl_base_descriptor_t **descriptor);
 int mca_btl_smcuda_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
                        void *local_address, uint64_t remote_address,
                        struct mca_btl_base_registration_handle_t *local_handle,

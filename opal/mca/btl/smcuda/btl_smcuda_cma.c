@@ -53,8 +53,8 @@ static int cma_query(const char **why)
     if (1 == scope) {
         (void) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
     }
-    if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != (ssize_t) sizeof(dst)
-        || 0 != memcmp(src, dst, sizeof(dst))) {
+    if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != (ssize_t) sizeof(dst) ||
+        0 != memcmp(src, dst, sizeof(dst))) {
         snprintf(msg, sizeof(msg), "process_vm_readv: %s", strerror(errno));
         *why = msg;
         return OPAL_ERR_NOT_AVAILABLE;
@@ -105,8 +105,8 @@ static int cma_check_peer(mca_btl_base_endpoint_t *ep)
     const smcuda_seg_hdr_t *hdr = (const smcuda_seg_hdr_t *) ep->seg;
     uint64_t magic = 0;
 
-    if (OPAL_SUCCESS != cma_read(ep, &magic, hdr->owner_base, sizeof(magic))
-        || SMCUDA_SHM_MAGIC != magic) {
+    if (OPAL_SUCCESS != cma_read(ep, &magic, hdr->owner_base, sizeof(magic)) ||
+        SMCUDA_SHM_MAGIC != magic) {
         return OPAL_ERR_NOT_AVAILABLE;
     }
     return OPAL_SUCCESS;

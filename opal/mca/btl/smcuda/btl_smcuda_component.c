@@ -28,22 +28,25 @@ static mca_btl_base_module_t **smcuda_init(int *num_btls, bool progress_threads,
 static int smcuda_progress(void);
 
 mca_btl_smcuda_component_t mca_btl_smcuda_component = {
-    .super = {
-        .btl_version = {
-            MCA_BTL_BASE_VERSION_3_1_0,
-            .mca_component_name = "smcuda",
-            MCA_BASE_MAKE_VERSION(component, OB1X_MAJOR_VERSION, OB1X_MINOR_VERSION,
-                                  OB1X_RELEASE_VERSION),
-            .mca_open_component = smcuda_open,
-            .mca_close_component = smcuda_close,
-            .mca_register_component_params = smcuda_register,
+    .super =
+        {
+            .btl_version =
+                {
+                    MCA_BTL_BASE_VERSION_3_1_0,
+                    .mca_component_name = "smcuda",
+                    MCA_BASE_MAKE_VERSION(component, OB1X_MAJOR_VERSION, OB1X_MINOR_VERSION,
+                                          OB1X_RELEASE_VERSION),
+                    .mca_open_component = smcuda_open,
+                    .mca_close_component = smcuda_close,
+                    .mca_register_component_params = smcuda_register,
+                },
+            .btl_data =
+                {
+                    .param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT,
+                },
+            .btl_init = smcuda_init,
+            .btl_progress = smcuda_progress,
         },
-        .btl_data = {
-            .param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT,
-        },
-        .btl_init = smcuda_init,
-        .btl_progress = smcuda_progress,
-    },
 };
 
 /* ------------------------------------------------------------------ */
@@ -51,9 +54,9 @@ mca_btl_smcuda_component_t mca_btl_smcuda_component = {
 /* ------------------------------------------------------------------ */
 
 static const char *pv_names[SMCUDA_PV_COUNT] = {
-    "fbox_messages", "fbox_bytes", "fifo_messages", "fifo_bytes", "sendi_messages",
-    "sendi_bytes",   "put_messages", "put_bytes",   "get_messages", "get_bytes",
-    "flow_control_stalls",
+    "fbox_messages",  "fbox_bytes",  "fifo_messages",       "fifo_bytes",
+    "sendi_messages", "sendi_bytes", "put_messages",        "put_bytes",
+    "get_messages",   "get_bytes",   "flow_control_stalls",
 };
 static const char *pv_help[SMCUDA_PV_COUNT] = {
     "Messages sent through a peer's fast-box ring",
@@ -142,8 +145,8 @@ static int smcuda_register(void)
             "Maximum number of eager fragments; sizes this process's shared fragment pool",
             &c->free_list_max, OPAL_INFO_LVL_9);
     c->free_list_inc = 32;
-    reg_int("free_list_inc", "Eager fragments added each time the list grows",
-            &c->free_list_inc, OPAL_INFO_LVL_9);
+    reg_int("free_list_inc", "Eager fragments added each time the list grows", &c->free_list_inc,
+            OPAL_INFO_LVL_9);
     c->max_frags = 64;
     reg_int("max_frags", "Maximum number of max_send_size fragments (pipeline protocol)",
             &c->max_frags, OPAL_INFO_LVL_9);
@@ -297,14 +300,15 @@ static int create_segment(mca_btl_smcuda_module_t *m)
     mca_btl_base_module_t *b = &m->super;
     uint32_t nrings = c->fbox_count < (uint32_t) m->n_local ? c->fbox_count : (uint32_t) m->n_local;
     uint64_t page = (uint64_t) getpagesize();
-    uint64_t eager_bytes = (uint64_t) c->free_list_max
-                           * SMCUDA_ALIGN(SMCUDA_FRAG_HDR_SIZE + b->btl_eager_limit, 64);
-    uint64_t max_bytes = (uint64_t) c->max_frags
-                         * SMCUDA_ALIGN(SMCUDA_FRAG_HDR_SIZE + b->btl_max_send_size, 64);
+    uint64_t eager_bytes =
+        (uint64_t) c->free_list_max * SMCUDA_ALIGN(SMCUDA_FRAG_HDR_SIZE + b->btl_eager_limit, 64);
+    uint64_t max_bytes =
+        (uint64_t) c->max_frags * SMCUDA_ALIGN(SMCUDA_FRAG_HDR_SIZE + b->btl_max_send_size, 64);
     uint64_t jobs_off = page;
     uint64_t fifo_off = SMCUDA_ALIGN(jobs_off + SMCUDA_COPY_JOBS * sizeof(smcuda_copy_job_t), page);
-    uint64_t fbox_off = SMCUDA_ALIGN(fifo_off + sizeof(smcuda_fifo_t)
-                                     + (uint64_t) c->fifo_size * sizeof(smcuda_fifo_slot_t), page);
+    uint64_t fbox_off = SMCUDA_ALIGN(fifo_off + sizeof(smcuda_fifo_t) +
+                                         (uint64_t) c->fifo_size * sizeof(smcuda_fifo_slot_t),
+                                     page);
     uint32_t stride = sizeof(smcuda_fbox_ctl_t) + c->fbox_size;
     uint64_t frag_off = SMCUDA_ALIGN(fbox_off + (uint64_t) nrings * stride, page);
     uint64_t size = SMCUDA_ALIGN(frag_off + eager_bytes + max_bytes, page);
@@ -312,8 +316,7 @@ static int create_segment(mca_btl_smcuda_module_t *m)
     int fd;
 
     snprintf(m->seg_path, sizeof(m->seg_path), "%s/ob1x_smcuda.%u.%u.%d", backing_dir(),
-             (unsigned) OPAL_PROC_MY_NAME.jobid, (unsigned) OPAL_PROC_MY_NAME.vpid,
-             (int) getpid());
+             (unsigned) OPAL_PROC_MY_NAME.jobid, (unsigned) OPAL_PROC_MY_NAME.vpid, (int) getpid());
     fd = open(m->seg_path, O_CREAT | O_EXCL | O_RDWR, S_IRUSR | S_IWUSR);
     if (fd < 0) {
         opal_output(0, "btl/smcuda: cannot create %s: %s; component disabled", m->seg_path,

@@ -56,8 +56,8 @@ static int map_peer_segment(const smcuda_modex_t *mx, unsigned char **seg_out)
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     hdr = (const smcuda_seg_hdr_t *) seg;
-    if (SMCUDA_SHM_MAGIC != hdr->magic || SMCUDA_SHM_VERSION != hdr->version
-        || hdr->seg_size != mx->seg_size || hdr->owner_pid != mx->pid) {
+    if (SMCUDA_SHM_MAGIC != hdr->magic || SMCUDA_SHM_VERSION != hdr->version ||
+        hdr->seg_size != mx->seg_size || hdr->owner_pid != mx->pid) {
         munmap(seg, mx->seg_size);
         return OPAL_ERR_UNREACH;
     }
@@ -91,8 +91,8 @@ int mca_btl_smcuda_endpoint_attach(mca_btl_smcuda_module_t *m, struct opal_proc_
     if (OPAL_SUCCESS != rc || NULL == mx) {
         return OPAL_ERR_UNREACH;
     }
-    if (mx_size != sizeof(*mx) || SMCUDA_SHM_VERSION != mx->version || mx->lrank < 0
-        || mx->lrank >= m->n_local || mx->lrank == m->my_lrank) {
+    if (mx_size != sizeof(*mx) || SMCUDA_SHM_VERSION != mx->version || mx->lrank < 0 ||
+        mx->lrank >= m->n_local || mx->lrank == m->my_lrank) {
         free(mx);
         return OPAL_ERR_UNREACH;
     }
@@ -125,8 +125,8 @@ int mca_btl_smcuda_endpoint_attach(mca_btl_smcuda_module_t *m, struct opal_proc_
     ep->out_head = ep->out_tail = 0;
     ep->send_seq = 0;
     if ((uint32_t) m->my_lrank < hdr->fbox_count) {
-        ep->out_ctl = (smcuda_fbox_ctl_t *) (seg + hdr->fbox_off
-                                             + (uint64_t) m->my_lrank * hdr->fbox_stride);
+        ep->out_ctl =
+            (smcuda_fbox_ctl_t *) (seg + hdr->fbox_off + (uint64_t) m->my_lrank * hdr->fbox_stride);
         ep->out_ring = (unsigned char *) (ep->out_ctl + 1);
         ep->out_mask = hdr->fbox_size - 1;
     }
@@ -135,8 +135,8 @@ int mca_btl_smcuda_endpoint_attach(mca_btl_smcuda_module_t *m, struct opal_proc_
     ep->in_pos = 0;
     ep->recv_seq = 0;
     if ((uint32_t) ep->lrank < m->hdr->fbox_count) {
-        ep->in_ctl = (smcuda_fbox_ctl_t *) (m->seg + m->hdr->fbox_off
-                                            + (uint64_t) ep->lrank * m->hdr->fbox_stride);
+        ep->in_ctl = (smcuda_fbox_ctl_t *) (m->seg + m->hdr->fbox_off +
+                                            (uint64_t) ep->lrank * m->hdr->fbox_stride);
         ep->in_ring = (unsigned char *) (ep->in_ctl + 1);
         ep->in_mask = m->hdr->fbox_size - 1;
     }

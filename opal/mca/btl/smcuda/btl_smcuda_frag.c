@@ -75,10 +75,10 @@ int mca_btl_smcuda_frag_lists_init(mca_btl_smcuda_module_t *m)
     OBJ_CONSTRUCT(&m->eager_frags, opal_free_list_t);
     OBJ_CONSTRUCT(&m->max_frags, opal_free_list_t);
     OBJ_CONSTRUCT(&m->priv_frags, opal_free_list_t);
-    rc = opal_free_list_init(&m->priv_frags, sizeof(mca_btl_smcuda_frag_t), opal_cache_line_size,
-                             OBJ_CLASS(mca_btl_smcuda_frag_t), c->fbox_max_size,
-                             opal_cache_line_size, 0, 1 << 20, 16, NULL, 0, NULL,
-                             frag_priv_init, m);
+    rc =
+        opal_free_list_init(&m->priv_frags, sizeof(mca_btl_smcuda_frag_t), opal_cache_line_size,
+                            OBJ_CLASS(mca_btl_smcuda_frag_t), c->fbox_max_size,
+                            opal_cache_line_size, 0, 1 << 20, 16, NULL, 0, NULL, frag_priv_init, m);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }

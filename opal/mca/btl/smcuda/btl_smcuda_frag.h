@@ -18,24 +18,23 @@
 
 typedef struct mca_btl_smcuda_frag_t {
     mca_btl_base_descriptor_t base;
-    mca_btl_base_segment_t segment;    /* points into the shared payload */
+    mca_btl_base_segment_t segment; /* points into the shared payload */
     mca_btl_base_endpoint_t *ep;
-    smcuda_frag_hdr_t *hdr;            /* shared header, in our segment (NULL: private) */
-    uint64_t off;                      /* offset of hdr in our segment */
-    uint32_t cap;                      /* payload capacity */
-    bool need_cb;                      /* call des_cbfunc when the receiver is done */
-    bool priv;                         /* private-memory overflow fragment: ring only */
+    smcuda_frag_hdr_t *hdr; /* shared header, in our segment (NULL: private) */
+    uint64_t off;           /* offset of hdr in our segment */
+    uint32_t cap;           /* payload capacity */
+    bool need_cb;           /* call des_cbfunc when the receiver is done */
+    bool priv;              /* private-memory overflow fragment: ring only */
     mca_btl_base_tag_t tag;
-    opal_free_list_t *list;            /* list it returns to */
+    opal_free_list_t *list; /* list it returns to */
 } mca_btl_smcuda_frag_t;
 OBJ_CLASS_DECLARATION(mca_btl_smcuda_frag_t);
 
 int mca_btl_smcuda_frag_lists_init(mca_btl_smcuda_module_t *m);
 void mca_btl_smcuda_frag_lists_fini(mca_btl_smcuda_module_t *m);
 
-static inline mca_btl_smcuda_frag_t *mca_btl_smcuda_frag_alloc(mca_btl_smcuda_module_t *m,
-                                                              mca_btl_base_endpoint_t *ep,
-                                                              size_t size)
+static inline mca_btl_smcuda_frag_t *
+mca_btl_smcuda_frag_alloc(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, size_t size)
 {
     opal_free_list_t *list;
     mca_btl_smcuda_frag_t *frag;

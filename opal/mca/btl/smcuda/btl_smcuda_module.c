@@ -159,8 +159,8 @@ int mca_btl_smcuda_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
 
         peers[i] = NULL;
         /* same node and same job only: local ranks are per job */
-        if (proc == self || !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags)
-            || proc->proc_name.jobid != self->proc_name.jobid) {
+        if (proc == self || !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags) ||
+            proc->proc_name.jobid != self->proc_name.jobid) {
             continue;
         }
         if (OPAL_SUCCESS != mca_btl_smcuda_endpoint_attach(m, proc, &ep)) {

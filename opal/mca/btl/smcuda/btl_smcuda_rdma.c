@@ -108,8 +108,8 @@ int mca_btl_smcuda_jobs_progress(mca_btl_smcuda_module_t *m)
     for (int slot = 0; slot < SMCUDA_COPY_JOBS; ++slot) {
         smcuda_copy_job_t *job = &m->jobs[slot];
         /* acquire: pairs with the helper's release; its bytes are in place */
-        if ((m->jobs_busy & (1u << slot))
-            && __atomic_load_n(&job->done, __ATOMIC_ACQUIRE) == job->nchunks) {
+        if ((m->jobs_busy & (1u << slot)) &&
+            __atomic_load_n(&job->done, __ATOMIC_ACQUIRE) == job->nchunks) {
             job_finish(m, slot);
             ++n;
         }
@@ -133,8 +133,8 @@ void mca_btl_smcuda_copy_req_cb(struct mca_btl_base_module_t *btl, mca_btl_base_
         return;
     }
     memcpy(&req, des->des_segments[0].seg_addr.pval, sizeof(req));
-    if (req.lrank >= (uint32_t) m->n_local || req.job >= SMCUDA_COPY_JOBS
-        || NULL == (ep = m->eps[req.lrank]) || !ep->copy_ok) {
+    if (req.lrank >= (uint32_t) m->n_local || req.job >= SMCUDA_COPY_JOBS ||
+        NULL == (ep = m->eps[req.lrank]) || !ep->copy_ok) {
         return;
     }
     job = (smcuda_copy_job_t *) (ep->seg + ((smcuda_seg_hdr_t *) ep->seg)->jobs_off) + req.job;
@@ -175,8 +175,7 @@ static bool get_shared(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, 
     /* release: the description above is visible to whoever claims */
     __atomic_store_n(&job->claim, (uint64_t) gen << 32, __ATOMIC_RELEASE);
 
-    req = (smcuda_copy_req_t){.lrank = (uint32_t) m->my_lrank, .job = (uint32_t) slot,
-                              .gen = gen};
+    req = (smcuda_copy_req_t){.lrank = (uint32_t) m->my_lrank, .job = (uint32_t) slot, .gen = gen};
     (void) mca_btl_smcuda_ring_send_ctl(ep, MCA_BTL_TAG_SMCUDA, &req, sizeof(req));
 
     m->jobs_busy |= 1u << slot;
@@ -212,8 +211,8 @@ int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     }
     SMCUDA_PV_ADD(GET, size);
     if (split > 0 && size >= split && NULL != ep->out_ring && !opal_using_threads()) {
-        smcuda_job_state_t st = {ep, local_address, local_handle, cbfunc, cbcontext, cbdata,
-                                 OPAL_SUCCESS};
+        smcuda_job_state_t st = {ep,        local_address, local_handle, cbfunc,
+                                 cbcontext, cbdata,        OPAL_SUCCESS};
         if (get_shared(m, ep, local_address, remote_address, size, &st)) {
             return OPAL_SUCCESS;
         }

@@ -74,8 +74,8 @@ void mca_btl_smcuda_poll_rings_update(mca_btl_smcuda_module_t *m)
     m->ring_epoch = __atomic_load_n(&m->hdr->ring_epoch, __ATOMIC_ACQUIRE);
     for (int i = 0; i < m->n_local; ++i) {
         mca_btl_base_endpoint_t *ep = m->eps[i];
-        if (NULL != ep && NULL != ep->in_ring
-            && __atomic_load_n(&ep->in_ctl->active, __ATOMIC_RELAXED)) {
+        if (NULL != ep && NULL != ep->in_ring &&
+            __atomic_load_n(&ep->in_ctl->active, __ATOMIC_RELAXED)) {
             mca_btl_smcuda_poll_ring_add(m, ep);
         }
     }

@@ -49,8 +49,8 @@ static inline bool push_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t
     hdr->seq = ep->send_seq;
     hdr->complete = 0;
     /* the push's release orders the header and payload stores before it */
-    if (SMCUDA_UNLIKELY(!smcuda_fifo_push(ep->fifo, ep->fifo_mask,
-                                          SMCUDA_FIFO_REF(m->my_lrank, frag->off)))) {
+    if (SMCUDA_UNLIKELY(
+            !smcuda_fifo_push(ep->fifo, ep->fifo_mask, SMCUDA_FIFO_REF(m->my_lrank, frag->off)))) {
         return false;
     }
     ep->send_seq++;
@@ -86,8 +86,7 @@ static inline bool ring_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t
 
 static inline bool ring_ok(mca_btl_base_endpoint_t *ep, mca_btl_smcuda_frag_t *frag)
 {
-    return frag->segment.seg_len <= mca_btl_smcuda_component.fbox_max_size
-           && NULL != ep->out_ring;
+    return frag->segment.seg_len <= mca_btl_smcuda_component.fbox_max_size && NULL != ep->out_ring;
 }
 
 /* Queues a fragment behind the ones already waiting. Caller holds ep->lock. */
@@ -126,8 +125,8 @@ int mca_btl_smcuda_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_e
     mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
     mca_btl_smcuda_frag_t *frag = (mca_btl_smcuda_frag_t *) des;
     uint32_t flags = des->des_flags;
-    bool need_cb = (flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK)
-                   || !(flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
+    bool need_cb =
+        (flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK) || !(flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
 
     frag->tag = tag;
     frag->need_cb = need_cb;
@@ -185,8 +184,8 @@ int mca_btl_smcuda_reap(mca_btl_smcuda_module_t *m)
             frag = (mca_btl_smcuda_frag_t *) opal_list_get_first(&ep->inflight);
             /* acquire: the receiver's reads of the fragment are complete
              * before we reuse it */
-            if (&frag->base.super.super == opal_list_get_end(&ep->inflight)
-                || 0 == __atomic_load_n(&frag->hdr->complete, __ATOMIC_ACQUIRE)) {
+            if (&frag->base.super.super == opal_list_get_end(&ep->inflight) ||
+                0 == __atomic_load_n(&frag->hdr->complete, __ATOMIC_ACQUIRE)) {
                 OPAL_THREAD_UNLOCK(&ep->lock);
                 break;
             }
@@ -211,7 +210,8 @@ static int drain_pending(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep
         bool sent;
 
         opal_list_remove_first(&ep->pending);
-        sent = (ring_ok(ep, frag) && ring_frag(m, ep, frag)) || (!frag->priv && push_frag(m, ep, frag));
+        sent = (ring_ok(ep, frag) && ring_frag(m, ep, frag)) ||
+               (!frag->priv && push_frag(m, ep, frag));
         if (!sent) {
             opal_list_prepend(&ep->pending, &frag->base.super.super);
             break;

@@ -34,8 +34,8 @@ static inline void fill(unsigned char *dst, const void *header, size_t header_si
 
 int mca_btl_smcuda_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
                          struct opal_convertor_t *convertor, void *header, size_t header_size,
-                         size_t payload_size, uint8_t order, uint32_t flags,
-                         mca_btl_base_tag_t tag, mca_btl_base_descriptor_t **descriptor)
+                         size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
+                         mca_btl_base_descriptor_t **descriptor)
 {
     mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
     size_t total = header_size + payload_size;

@@ -32,7 +32,7 @@
 #define SMCUDA_SHM_VERSION 1
 #define SMCUDA_CACHE_LINE 64
 
-#define SMCUDA_ALIGN(x, a) (((x) + ((a) - 1)) & ~((uint64_t)(a) - 1))
+#define SMCUDA_ALIGN(x, a) (((x) + ((a) -1)) & ~((uint64_t) (a) -1))
 
 /* ------------------------------------------------------------------ */
 /* segment header                                                      */
@@ -86,8 +86,8 @@ typedef struct smcuda_fifo_t {
     smcuda_fifo_slot_t slots[]; /* fifo_slots entries */
 } smcuda_fifo_t;
 
-#define SMCUDA_FIFO_REF(lrank, off) (((uint64_t)(lrank) << 48) | (uint64_t)(off))
-#define SMCUDA_FIFO_REF_LRANK(ref) ((int)((ref) >> 48))
+#define SMCUDA_FIFO_REF(lrank, off) (((uint64_t) (lrank) << 48) | (uint64_t) (off))
+#define SMCUDA_FIFO_REF_LRANK(ref) ((int) ((ref) >> 48))
 #define SMCUDA_FIFO_REF_OFF(ref) ((ref) & ((1ULL << 48) - 1))
 
 /* ------------------------------------------------------------------ */
@@ -103,7 +103,7 @@ typedef struct smcuda_frag_hdr_t {
     uint32_t rsvd;
 } smcuda_frag_hdr_t;
 
-#define SMCUDA_FRAG_HDR_SIZE ((uint32_t)sizeof(smcuda_frag_hdr_t))
+#define SMCUDA_FRAG_HDR_SIZE ((uint32_t) sizeof(smcuda_frag_hdr_t))
 
 /* ------------------------------------------------------------------ */
 /* fast boxes: one single-producer / single-consumer byte ring per pair */
@@ -122,21 +122,21 @@ typedef struct smcuda_fbox_ctl_t {
 
 /* header word: stamp:16 | seq:16 | len:16 | tag:8 | flags:8 */
 #define SMCUDA_FBOX_HDR_SIZE 8
-#define SMCUDA_FBOX_STAMP(pos) ((uint16_t)(((pos) >> 6) + 1))
+#define SMCUDA_FBOX_STAMP(pos) ((uint16_t) (((pos) >> 6) + 1))
 #define SMCUDA_FBOX_SKIP 0x01 /* flags: rest of the ring is unused, go to position 0 */
 #define SMCUDA_FBOX_MAX_PAYLOAD 65535
 
 static inline uint64_t smcuda_fbox_word(uint64_t pos, uint16_t seq, uint32_t len, uint8_t tag,
                                         uint8_t flags)
 {
-    return (uint64_t)SMCUDA_FBOX_STAMP(pos) | ((uint64_t)seq << 16) | ((uint64_t)len << 32)
-           | ((uint64_t)tag << 48) | ((uint64_t)flags << 56);
+    return (uint64_t) SMCUDA_FBOX_STAMP(pos) | ((uint64_t) seq << 16) | ((uint64_t) len << 32) |
+           ((uint64_t) tag << 48) | ((uint64_t) flags << 56);
 }
-#define SMCUDA_FBOX_W_STAMP(w) ((uint16_t)(w))
-#define SMCUDA_FBOX_W_SEQ(w) ((uint16_t)((w) >> 16))
-#define SMCUDA_FBOX_W_LEN(w) ((uint32_t)(((w) >> 32) & 0xffff))
-#define SMCUDA_FBOX_W_TAG(w) ((uint8_t)((w) >> 48))
-#define SMCUDA_FBOX_W_FLAGS(w) ((uint8_t)((w) >> 56))
+#define SMCUDA_FBOX_W_STAMP(w) ((uint16_t) (w))
+#define SMCUDA_FBOX_W_SEQ(w) ((uint16_t) ((w) >> 16))
+#define SMCUDA_FBOX_W_LEN(w) ((uint32_t) (((w) >> 32) & 0xffff))
+#define SMCUDA_FBOX_W_TAG(w) ((uint8_t) ((w) >> 48))
+#define SMCUDA_FBOX_W_FLAGS(w) ((uint8_t) ((w) >> 56))
 
 /* ------------------------------------------------------------------ */
 /* shared single-copy jobs                                              */
@@ -150,10 +150,10 @@ static inline uint64_t smcuda_fbox_word(uint64_t pos, uint16_t seq, uint32_t len
 #define SMCUDA_COPY_JOBS 16
 
 typedef struct smcuda_copy_job_t {
-    uint64_t src;     /* first byte in the data owner's address space */
-    uint64_t dst;     /* first byte in the reader's address space */
-    uint64_t len;     /* bytes */
-    uint32_t chunk;   /* bytes per chunk (last one shorter) */
+    uint64_t src;   /* first byte in the data owner's address space */
+    uint64_t dst;   /* first byte in the reader's address space */
+    uint64_t len;   /* bytes */
+    uint32_t chunk; /* bytes per chunk (last one shorter) */
     uint32_t nchunks;
     uint8_t pad0[SMCUDA_CACHE_LINE - 32];
     /* generation:32 | next chunk:32.  Written (release) by the reader when
@@ -180,9 +180,9 @@ typedef struct smcuda_copy_req_t {
 /* ------------------------------------------------------------------ */
 
 typedef struct smcuda_modex_t {
-    uint32_t version;  /* SMCUDA_SHM_VERSION */
-    int32_t lrank;     /* local rank of the publisher */
-    int32_t pid;       /* its pid */
+    uint32_t version; /* SMCUDA_SHM_VERSION */
+    int32_t lrank;    /* local rank of the publisher */
+    int32_t pid;      /* its pid */
     uint32_t rsvd;
     uint64_t seg_size; /* bytes to map */
     char path[256];    /* backing file */

@@ -66,12 +66,13 @@ typedef struct {
     unsigned long long messages[BU_NCOUNT];
     unsigned long long bytes[BU_NCOUNT];
     unsigned long long stalls;
+    unsigned long long helped; /* bytes pushed as the helper of a peer's shared get */
     int found;
 } bu_counters_t;
 
 static MPI_T_pvar_session bu_session;
-static MPI_T_pvar_handle bu_handles[2 * BU_NCOUNT + 1];
-static int bu_have[2 * BU_NCOUNT + 1];
+static MPI_T_pvar_handle bu_handles[2 * BU_NCOUNT + 2];
+static int bu_have[2 * BU_NCOUNT + 2];
 
 static void bu_pvar_open(int slot, const char *name)
 {
@@ -94,6 +95,7 @@ static void bu_counters_start(void)
         bu_pvar_open(2 * i + 1, name);
     }
     bu_pvar_open(2 * BU_NCOUNT, "btl_smcuda_flow_control_stalls");
+    bu_pvar_open(2 * BU_NCOUNT + 1, "btl_smcuda_get_helped_bytes");
 }
 
 static int bu_pvar_get(int slot, unsigned long long *value)
@@ -114,6 +116,7 @@ static void bu_counters(bu_counters_t *c)
         c->found &= bu_pvar_get(2 * i + 1, &c->bytes[i]);
     }
     c->found &= bu_pvar_get(2 * BU_NCOUNT, &c->stalls);
+    c->found &= bu_pvar_get(2 * BU_NCOUNT + 1, &c->helped);
 }
 
 /* Sums the counters over all ranks (collective). */
@@ -125,6 +128,7 @@ static void bu_counters_total(bu_counters_t *c)
                   MPI_COMM_WORLD);
     MPI_Allreduce(mine.bytes, c->bytes, BU_NCOUNT, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&mine.stalls, &c->stalls, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&mine.helped, &c->helped, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&mine.found, &c->found, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 }
 
@@ -135,7 +139,7 @@ static void bu_counters_print(const char *prog, const bu_counters_t *c)
     printf("%s: counters:", prog);
     for (int i = 0; i < BU_NCOUNT; ++i)
         printf(" %s=%llu/%lluB", bu_counter_names[i], c->messages[i], c->bytes[i]);
-    printf(" stalls=%llu\n", c->stalls);
+    printf(" stalls=%llu helped=%lluB\n", c->stalls, c->helped);
 }
 
 /* Value of "name=value" in argv, or NULL. */
@@ -160,7 +164,7 @@ static void bu_init(int *argc, char ***argv)
 
 static int bu_finalize(const char *prog)
 {
-    for (int i = 0; i < 2 * BU_NCOUNT + 1; ++i)
+    for (int i = 0; i < 2 * BU_NCOUNT + 2; ++i)
         if (bu_have[i])
             MPI_T_pvar_handle_free(bu_session, &bu_handles[i]);
     MPI_T_pvar_session_free(&bu_session);

@@ -64,8 +64,10 @@ enum {
     SMCUDA_PV_PUT_BYTES,
     SMCUDA_PV_GET_MESSAGES, /* single-copy reads (btl_get) */
     SMCUDA_PV_GET_BYTES,
-    SMCUDA_PV_FLOW_CONTROL_STALLS, /* sends queued because the FIFO was full or older sends waited
-                                    */
+    /* sends queued because the FIFO was full or older sends waited */
+    SMCUDA_PV_FLOW_CONTROL_STALLS,
+    /* bytes this process pushed into a peer as the helper of its shared get */
+    SMCUDA_PV_GET_HELPED_BYTES,
     SMCUDA_PV_COUNT
 };
 

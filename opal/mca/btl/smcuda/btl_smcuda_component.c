@@ -56,7 +56,7 @@ mca_btl_smcuda_component_t mca_btl_smcuda_component = {
 static const char *pv_names[SMCUDA_PV_COUNT] = {
     "fbox_messages",  "fbox_bytes",  "fifo_messages",       "fifo_bytes",
     "sendi_messages", "sendi_bytes", "put_messages",        "put_bytes",
-    "get_messages",   "get_bytes",   "flow_control_stalls",
+    "get_messages",   "get_bytes",   "flow_control_stalls", "get_helped_bytes",
 };
 static const char *pv_help[SMCUDA_PV_COUNT] = {
     "Messages sent through a peer's fast-box ring",
@@ -70,6 +70,7 @@ static const char *pv_help[SMCUDA_PV_COUNT] = {
     "Single-copy reads (btl_get)",
     "Bytes read by btl_get",
     "Sends queued because the peer's FIFO was full or older sends were still queued",
+    "Bytes this process copied into a peer on its behalf, as the helper of a shared get",
 };
 
 static int reg_uint(const char *name, const char *help, unsigned int *storage,

@@ -93,6 +93,10 @@ static int handle_frag(mca_btl_smcuda_module_t *m, uint64_t ref)
         return 0;
     }
     hdr = (smcuda_frag_hdr_t *) (ep->seg + SMCUDA_FIFO_REF_OFF(ref));
+    if (SMCUDA_UNLIKELY(SMCUDA_FIFO_REF_OFF(ref) + sizeof(*hdr) + hdr->len > ep->seg_size)) {
+        mca_btl_smcuda_report_corruption("fragment length", lrank);
+        return 0;
+    }
     if (SMCUDA_UNLIKELY(hdr->seq != ep->recv_seq)) {
         if (NULL != ep->in_ring) {
             n += drain_ring(m, ep, true, hdr->seq);

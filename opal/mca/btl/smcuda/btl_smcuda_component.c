@@ -107,6 +107,17 @@ static void set_module_defaults(mca_btl_base_module_t *b)
     b->btl_registration_handle_size = sizeof(mca_btl_base_registration_handle_t);
 }
 
+static void register_pvars(const mca_base_component_t *v)
+{
+    for (int i = 0; i < SMCUDA_PV_COUNT; ++i) {
+        (void) mca_base_component_pvar_register(
+            v, pv_names[i], pv_help[i], OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
+            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, NULL, NULL, NULL,
+            &mca_btl_smcuda_component.pv[i]);
+    }
+}
+
 static int smcuda_register(void)
 {
     mca_btl_smcuda_component_t *c = &mca_btl_smcuda_component;
@@ -207,13 +218,7 @@ static int smcuda_register(void)
     reg_int("verbose", "Verbosity of btl/smcuda diagnostics (0: errors only)", &c->verbose,
             OPAL_INFO_LVL_9);
 
-    for (int i = 0; i < SMCUDA_PV_COUNT; ++i) {
-        (void) mca_base_component_pvar_register(
-            v, pv_names[i], pv_help[i], OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
-            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
-            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, NULL, NULL, NULL,
-            &c->pv[i]);
-    }
+    register_pvars(v);
 
     set_module_defaults(&mca_btl_smcuda.super);
     mca_btl_smcuda_module_set_ops(&mca_btl_smcuda.super);

@@ -76,6 +76,42 @@ static void note_attached(smcuda_seg_hdr_t *hdr, const char *path)
     }
 }
 
+/* Binds the two rings of the pair: ours in the peer's segment (if the peer
+ * reserved one for our local rank) and the peer's in our segment. */
+static void setup_rings(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
+                        smcuda_seg_hdr_t *hdr)
+{
+    unsigned char *seg = ep->seg;
+
+    /* outgoing ring: the peer reserved one for us if our local rank is
+     * below its fbox_count */
+    ep->out_ring = NULL;
+    ep->out_head = ep->out_tail = 0;
+    ep->send_seq = 0;
+    if ((uint32_t) m->my_lrank < hdr->fbox_count) {
+        ep->out_ctl =
+            (smcuda_fbox_ctl_t *) (seg + hdr->fbox_off + (uint64_t) m->my_lrank * hdr->fbox_stride);
+        ep->out_ring = (unsigned char *) (ep->out_ctl + 1);
+        ep->out_mask = hdr->fbox_size - 1;
+    }
+    /* incoming ring, in our own segment */
+    ep->in_ring = NULL;
+    ep->in_pos = 0;
+    ep->recv_seq = 0;
+    if ((uint32_t) ep->lrank < m->hdr->fbox_count) {
+        ep->in_ctl = (smcuda_fbox_ctl_t *) (m->seg + m->hdr->fbox_off +
+                                            (uint64_t) ep->lrank * m->hdr->fbox_stride);
+        ep->in_ring = (unsigned char *) (ep->in_ctl + 1);
+        ep->in_mask = m->hdr->fbox_size - 1;
+    }
+    if (NULL != ep->out_ring) {
+        /* start using our ring to the peer: flag it, then tell the owner */
+        __atomic_store_n(&ep->out_ctl->active, 1, __ATOMIC_RELAXED);
+        /* release: `active` is visible before the epoch change */
+        __atomic_add_fetch(&hdr->ring_epoch, 1, __ATOMIC_RELEASE);
+    }
+}
+
 int mca_btl_smcuda_endpoint_attach(mca_btl_smcuda_module_t *m, struct opal_proc_t *proc,
                                    mca_btl_base_endpoint_t **ep_out)
 {
@@ -119,33 +155,7 @@ int mca_btl_smcuda_endpoint_attach(mca_btl_smcuda_module_t *m, struct opal_proc_
     ep->fifo = (smcuda_fifo_t *) (seg + hdr->fifo_off);
     ep->fifo_mask = hdr->fifo_slots - 1;
 
-    /* outgoing ring: the peer reserved one for us if our local rank is
-     * below its fbox_count */
-    ep->out_ring = NULL;
-    ep->out_head = ep->out_tail = 0;
-    ep->send_seq = 0;
-    if ((uint32_t) m->my_lrank < hdr->fbox_count) {
-        ep->out_ctl =
-            (smcuda_fbox_ctl_t *) (seg + hdr->fbox_off + (uint64_t) m->my_lrank * hdr->fbox_stride);
-        ep->out_ring = (unsigned char *) (ep->out_ctl + 1);
-        ep->out_mask = hdr->fbox_size - 1;
-    }
-    /* incoming ring, in our own segment */
-    ep->in_ring = NULL;
-    ep->in_pos = 0;
-    ep->recv_seq = 0;
-    if ((uint32_t) ep->lrank < m->hdr->fbox_count) {
-        ep->in_ctl = (smcuda_fbox_ctl_t *) (m->seg + m->hdr->fbox_off +
-                                            (uint64_t) ep->lrank * m->hdr->fbox_stride);
-        ep->in_ring = (unsigned char *) (ep->in_ctl + 1);
-        ep->in_mask = m->hdr->fbox_size - 1;
-    }
-    if (NULL != ep->out_ring) {
-        /* start using our ring to the peer: flag it, then tell the owner */
-        __atomic_store_n(&ep->out_ctl->active, 1, __ATOMIC_RELAXED);
-        /* release: `active` is visible before the epoch change */
-        __atomic_add_fetch(&hdr->ring_epoch, 1, __ATOMIC_RELEASE);
-    }
+    setup_rings(m, ep, hdr);
     ep->copy_ok = NULL != m->copy && OPAL_SUCCESS == m->copy->check_peer(ep);
     opal_output_verbose(10, mca_btl_smcuda_component.output,
                         "btl/smcuda: attached local peer %d (pid %d): ring %s, single copy %s",

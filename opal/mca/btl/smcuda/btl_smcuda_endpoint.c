@@ -157,6 +157,16 @@ int mca_btl_smcuda_endpoint_attach(mca_btl_smcuda_module_t *m, struct opal_proc_
 
     setup_rings(m, ep, hdr);
     ep->copy_ok = NULL != m->copy && OPAL_SUCCESS == m->copy->check_peer(ep);
+    if (NULL != m->copy && !ep->copy_ok) {
+        static bool noticed = false;
+        if (!noticed) {
+            noticed = true;
+            opal_output(0,
+                        "btl/smcuda: %s single copy refused by local peer %d (pid %d); using "
+                        "copy-in/copy-out with it",
+                        m->copy->name, ep->lrank, (int) ep->pid);
+        }
+    }
     opal_output_verbose(10, mca_btl_smcuda_component.output,
                         "btl/smcuda: attached local peer %d (pid %d): ring %s, single copy %s",
                         ep->lrank, (int) ep->pid, ep->out_ring ? "yes" : "no",

@@ -3,11 +3,13 @@
  *
  * Send requests: each protocol's start, the pipeline scheduler, completion.
  *
- * Completion accounting: `outstanding` starts at the packed size, plus one
- * for the ACK when the protocol is a rendezvous. Every local BTL completion
- * subtracts its payload bytes and the ACK subtracts one; whoever brings it to
- * zero completes the request. This needs no lock and no ordering between the
- * ACK and the local completion of the RNDV.
+ * Completion accounting: `outstanding` starts at the packed size; a
+ * rendezvous adds one for the ACK and one for the RNDV descriptor itself (it
+ * may carry no payload, yet its completion must be waited for). Every local
+ * BTL completion subtracts its payload bytes (+1 for the RNDV) and the ACK
+ * subtracts one; whoever brings it to zero completes the request. This needs
+ * no lock and no ordering between the ACK and the local completion of the
+ * RNDV.
  */
 #include "ompi_config.h"
 
@@ -52,6 +54,7 @@ int ob1x_send_request_init(ob1x_send_request_t *req, const void *buf, size_t cou
     req->base.req_base.req_proc = proc;
     MCA_PML_BASE_SEND_REQUEST_INIT(&req->base, buf, count, dtype, dst, tag, comm, mode,
                                    persistent, 0);
+    req->convertor_on_copy = false;
     req->release_bits = 0;
     return OMPI_SUCCESS;
 }
@@ -68,7 +71,16 @@ void ob1x_send_request_reset(ob1x_send_request_t *req, int seq)
     ompi->req_status._cancelled = 0;
     ompi->req_status.MPI_ERROR = OMPI_SUCCESS;
     /* A zero-byte request has no prepared convertor (the base init skips it). */
-    if (req->base.req_bytes_packed > 0 && 0 != req->base.req_base.req_convertor.bConverted) {
+    if (OPAL_UNLIKELY(req->convertor_on_copy)) {
+        /* A restarted persistent buffered send: its convertor still reads
+         * the copy in the attached buffer, which is gone. */
+        req->convertor_on_copy = false;
+        opal_convertor_copy_and_prepare_for_send(
+            req->base.req_base.req_proc->super.proc_convertor,
+            &req->base.req_base.req_datatype->super, req->base.req_base.req_count,
+            req->base.req_addr, 0, &req->base.req_base.req_convertor);
+    } else if (req->base.req_bytes_packed > 0 &&
+               0 != req->base.req_base.req_convertor.bConverted) {
         size_t zero = 0;
         opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);
     }
@@ -197,6 +209,9 @@ static void send_frag_done(mca_btl_base_module_t *btl, struct mca_btl_base_endpo
         payload += (int64_t) des->des_segments[i].seg_len;
     }
     payload -= (int64_t) hdr_len;
+    if (OB1X_HDR_RNDV == hdr->type) {
+        payload += 1; /* the descriptor's own unit, see the top of this file */
+    }
     if (OPAL_UNLIKELY(OMPI_SUCCESS != status)) {
         opal_output(0, "pml:ob1x: a BTL failed to send to %s (%d); the job cannot continue",
                     OMPI_NAME_PRINT(&req->base.req_base.req_proc->super.proc_name), status);
@@ -347,7 +362,7 @@ int ob1x_send_start_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, 
     }
     req->rndv_bytes = first;
     req->offset = first;
-    req->outstanding = (int64_t) size + 1; /* +1: the ACK */
+    req->outstanding = (int64_t) size + 2; /* +1 the ACK, +1 this descriptor */
     des->des_cbfunc = send_frag_done;
     des->des_cbdata = req;
     if (flags & OB1X_HDR_FLAG_SYNC) {
@@ -357,7 +372,7 @@ int ob1x_send_start_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, 
     rc = mca_bml_base_send(bml_btl, des, OB1X_BTL_TAG(OB1X_HDR_RNDV));
     if (OPAL_LIKELY(rc >= 0)) {
         if (1 == rc) {
-            ob1x_send_request_subtract(req, (int64_t) first);
+            ob1x_send_request_subtract(req, (int64_t) first + 1);
         }
         return OMPI_SUCCESS;
     }
@@ -384,6 +399,7 @@ int ob1x_send_start_buffered(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_b
             return rc;
         }
         req->bsend_packed = true;
+        req->convertor_on_copy = true;
         req->protocol = OB1X_PROTO_BUFFERED_PIPELINE;
     }
     rc = ob1x_send_start_rndv(req, bml_btl, ob1x_rndv_first_size(bml_btl->btl), 0);

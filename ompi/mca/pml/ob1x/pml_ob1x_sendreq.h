@@ -43,6 +43,7 @@ typedef struct ob1x_send_request {
     volatile int32_t cancel_state;
     bool mpi_done;                     /* the MPI request is complete */
     bool bsend_packed;                 /* payload lives in the MPI_Buffer_attach buffer */
+    bool convertor_on_copy;            /* the convertor reads that copy (re-prepare to restart) */
     size_t rndv_bytes;                 /* payload carried by the RNDV */
     size_t offset;                     /* packed bytes handed to BTLs so far */
     uint64_t dst_req;                  /* receiver's request, from the ACK */

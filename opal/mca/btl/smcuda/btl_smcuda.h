@@ -141,6 +141,7 @@ struct mca_btl_base_endpoint_t {
     opal_list_t pending;  /* our fragments waiting for room in the peer's FIFO */
     bool on_pending_list;
     bool copy_ok;      /* single-copy works with this peer */
+    uint32_t rx_bulk;  /* bulk transfers from the peer since our last path choice */
     opal_mutex_t lock; /* send side, only taken when threads are in use */
     void *accel;       /* accelerator (GPU IPC) state; NULL for host-only peers */
 };

@@ -106,6 +106,9 @@ static int handle_frag(mca_btl_smcuda_module_t *m, uint64_t ref)
             ep->recv_seq = hdr->seq;
         }
     }
+    if (hdr->len > m->super.btl_eager_limit) {
+        ep->rx_bulk++; /* a pipeline fragment: the peer streams to us */
+    }
     deliver(m, hdr->tag, hdr + 1, hdr->len);
     ep->recv_seq++;
     /* release: our reads of the fragment are complete before the sender

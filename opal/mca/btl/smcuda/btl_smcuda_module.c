@@ -203,6 +203,8 @@ int mca_btl_smcuda_finalize(struct mca_btl_base_module_t *btl)
     if (NULL == m->seg) {
         return OPAL_SUCCESS;
     }
+    mca_btl_base_active_message_trigger[MCA_BTL_TAG_SMCUDA].cbfunc = NULL;
+    mca_btl_base_active_message_trigger[MCA_BTL_TAG_SMCUDA].cbdata = NULL;
     for (int i = 0; i < m->n_local; ++i) {
         if (NULL != m->eps[i]) {
             mca_btl_smcuda_endpoint_detach(m->eps[i]);

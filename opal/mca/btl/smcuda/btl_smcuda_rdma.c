@@ -86,7 +86,11 @@ static inline int job_chunk(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t 
     } else {
         rc = m->copy->write(ep, (const void *) (uintptr_t) (job->src + off), job->dst + off, n);
     }
-    /* release: the copied bytes are in place before the count says so */
+    if (OPAL_SUCCESS != rc) {
+        __atomic_store_n(&job->failed, 1, __ATOMIC_RELAXED);
+    }
+    /* release: the copied bytes (or the failure flag) are in place before
+     * the count says so */
     __atomic_add_fetch(&job->done, 1, __ATOMIC_RELEASE);
     return rc;
 }
@@ -95,6 +99,9 @@ static void job_finish(mca_btl_smcuda_module_t *m, int slot)
 {
     smcuda_job_state_t st = job_state[slot];
 
+    if (m->jobs[slot].failed && OPAL_SUCCESS == st.status) {
+        st.status = OPAL_ERROR; /* the helper could not copy its part */
+    }
     m->jobs_busy &= ~(1u << slot);
     st.cbfunc(&m->super, st.ep, st.local_address, st.local_handle, st.cbcontext, st.cbdata,
               st.status);
@@ -175,6 +182,7 @@ static bool get_shared(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, 
     job->chunk = (uint32_t) chunk;
     job->nchunks = (uint32_t) ((size + chunk - 1) / chunk);
     job->done = 0;
+    job->failed = 0;
     /* release: the description above is visible to whoever claims */
     __atomic_store_n(&job->claim, (uint64_t) gen << 32, __ATOMIC_RELEASE);
 

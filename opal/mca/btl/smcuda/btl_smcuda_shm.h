@@ -163,8 +163,9 @@ typedef struct smcuda_copy_job_t {
      * nchunks. */
     uint64_t claim;
     uint8_t pad1[SMCUDA_CACHE_LINE - 8];
-    uint32_t done; /* chunks finished; incremented (release) after each copy */
-    uint8_t pad2[SMCUDA_CACHE_LINE - 4];
+    uint32_t done;   /* chunks finished; incremented (release) after each copy */
+    uint32_t failed; /* set before `done` by a side whose copy failed */
+    uint8_t pad2[SMCUDA_CACHE_LINE - 8];
 } smcuda_copy_job_t;
 
 /* ring message (tag MCA_BTL_TAG_SMCUDA) asking the data owner to help */

@@ -162,10 +162,9 @@ static int progress_sends(void)
 }
 
 /*
- * Registered with opal_progress as a low-priority callback (polled every few
- * rounds, so the latency-critical loop stays short): it costs one load when
- * nothing waits, and makes queued work go out on its own, never only when
- * some other completion happens to fire.
+ * The module's pml_progress, which the PML base registers with
+ * opal_progress: it costs one load when nothing waits, and makes queued work
+ * go out on its own, never only when some other completion happens to fire.
  */
 int ob1x_progress(void)
 {

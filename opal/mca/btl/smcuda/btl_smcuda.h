@@ -141,7 +141,6 @@ struct mca_btl_base_endpoint_t {
     opal_list_t pending;  /* our fragments waiting for room in the peer's FIFO */
     bool on_pending_list;
     bool copy_ok;      /* single-copy works with this peer */
-    uint32_t rx_bulk;  /* bulk transfers from the peer since our last path choice */
     opal_mutex_t lock; /* send side, only taken when threads are in use */
     void *accel;       /* accelerator (GPU IPC) state; NULL for host-only peers */
 };
@@ -182,6 +181,7 @@ typedef struct mca_btl_smcuda_module_t {
 
     size_t inflight;         /* fragments waiting for a receiver, all peers */
     size_t remote_regs;      /* live registrations for remote reading (single-copy sends) */
+    uint32_t rx_bulk;        /* bulk transfers received since the last path choice */
     opal_list_t pending_eps; /* endpoints with queued fragments */
     int32_t in_progress;     /* progress re-entrance guard */
 

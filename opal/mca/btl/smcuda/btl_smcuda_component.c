@@ -194,7 +194,7 @@ static int smcuda_register(void)
     mca_base_component_var_register(
         v, "single_copy_busy_limit",
         "Messages below this many bytes take the copy path while another single-copy send "
-        "is still in flight and the peer is not streaming back (a one-way stream keeps both "
+        "is still in flight and no peer is streaming to us (a one-way stream keeps both "
         "cores busy with copy-in/copy-out); isolated messages and two-way streams use single "
         "copy from cma_min_size up (0: always single copy)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,

@@ -20,7 +20,6 @@ static void endpoint_construct(mca_btl_base_endpoint_t *ep)
     ep->proc = NULL;
     ep->seg = NULL;
     ep->accel = NULL;
-    ep->rx_bulk = 0;
     ep->on_pending_list = false;
     OBJ_CONSTRUCT(&ep->inflight, opal_list_t);
     OBJ_CONSTRUCT(&ep->pending, opal_list_t);

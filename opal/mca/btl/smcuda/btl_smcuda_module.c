@@ -85,9 +85,9 @@ static mca_btl_base_descriptor_t *smcuda_prepare_src(struct mca_btl_base_module_
  *   - below cma_min_size: copy path (the protocol round trips of single
  *     copy cost more than the copies they save);
  *   - below busy_limit while another single-copy send is still registered
- *     (a stream of messages) and the peer is not streaming to us too: copy
- *     path, which puts the idle receiving core to work (when both stream,
- *     both cores are busy already and single copy does half the work);
+ *     (a stream of messages) and nobody is streaming to us: copy path, which
+ *     puts the idle receiving core to work (when we receive a stream too,
+ *     the cores are busy already and single copy does half the work);
  *   - otherwise single copy (shared between both cores, btl_smcuda_rdma.c),
  *     the lowest latency for an isolated message and the best bandwidth
  *     for large ones. */
@@ -101,11 +101,9 @@ static mca_btl_base_registration_handle_t *smcuda_register_mem(struct mca_btl_ba
     mca_btl_base_registration_handle_t *h;
 
     if (flags & MCA_BTL_REG_FLAG_REMOTE_READ) {
-        bool known = NULL != ep && MCA_BTL_ENDPOINT_ANY != ep;
-        bool two_way = known && ep->rx_bulk > 0;
-        if (known) {
-            ep->rx_bulk = 0;
-        }
+        /* receiving a stream too: our core is busy, single copy halves the work */
+        bool two_way = m->rx_bulk > 0;
+        m->rx_bulk = 0;
         if (size < c->cma_min_size || (size < c->busy_limit && m->remote_regs > 0 && !two_way)) {
             return NULL;
         }

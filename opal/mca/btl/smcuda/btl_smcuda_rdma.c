@@ -221,7 +221,7 @@ int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
         return OPAL_ERR_NOT_AVAILABLE;
     }
     SMCUDA_PV_ADD(GET, size);
-    ep->rx_bulk++;
+    m->rx_bulk++;
     if (split > 0 && size >= split && NULL != ep->out_ring && !opal_using_threads()) {
         smcuda_job_state_t st = {ep,        local_address, local_handle, cbfunc,
                                  cbcontext, cbdata,        OPAL_SUCCESS};

@@ -107,7 +107,7 @@ static int handle_frag(mca_btl_smcuda_module_t *m, uint64_t ref)
         }
     }
     if (hdr->len > m->super.btl_eager_limit) {
-        ep->rx_bulk++; /* a pipeline fragment: the peer streams to us */
+        m->rx_bulk++; /* a pipeline fragment: someone streams to us */
     }
     deliver(m, hdr->tag, hdr + 1, hdr->len);
     ep->recv_seq++;

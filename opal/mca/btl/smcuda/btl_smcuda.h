@@ -125,6 +125,7 @@ struct mca_btl_base_endpoint_t {
     smcuda_fbox_ctl_t *out_ctl;
     unsigned char *out_ring; /* NULL: the peer has no ring for us */
     uint32_t out_mask;
+    uint32_t out_max;  /* largest message for that ring (ours and the peer's limits) */
     bool out_wrap;     /* the reserved record goes to offset 0 */
     uint64_t out_head; /* bytes written (monotonic) */
     uint64_t out_tail; /* last tail read from out_ctl */

@@ -86,6 +86,7 @@ static void setup_rings(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
     /* outgoing ring: the peer reserved one for us if our local rank is
      * below its fbox_count */
     ep->out_ring = NULL;
+    ep->out_max = 0;
     ep->out_head = ep->out_tail = 0;
     ep->send_seq = 0;
     if ((uint32_t) m->my_lrank < hdr->fbox_count) {
@@ -93,6 +94,10 @@ static void setup_rings(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
             (smcuda_fbox_ctl_t *) (seg + hdr->fbox_off + (uint64_t) m->my_lrank * hdr->fbox_stride);
         ep->out_ring = (unsigned char *) (ep->out_ctl + 1);
         ep->out_mask = hdr->fbox_size - 1;
+        /* a quarter of the peer's ring at most, whatever our own settings */
+        ep->out_max = mca_btl_smcuda_component.fbox_max_size < hdr->fbox_size / 4
+                          ? mca_btl_smcuda_component.fbox_max_size
+                          : hdr->fbox_size / 4;
     }
     /* incoming ring, in our own segment */
     ep->in_ring = NULL;

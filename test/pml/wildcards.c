@@ -17,6 +17,8 @@
  * D. many-to-one stream with (ANY,ANY): per-source order preserved.
  * E. counts in other units: MPI_Get_count(MPI_INT) and MPI_UNDEFINED,
  *    MPI_Get_elements; zero-byte messages; MPI_PROC_NULL receives.
+ * F. communicators isolate matching (world, a duplicate, a split with
+ *    reversed ranks), statuses in ranks of the receiving communicator.
  */
 #include "tpml.h"
 
@@ -260,6 +262,70 @@ static void phase_e(void)
     T_MPI(MPI_Barrier(MPI_COMM_WORLD));
 }
 
+/* Communicators isolate matching: the same (source, tag) on MPI_COMM_WORLD,
+ * a duplicate and a split communicator with reversed rank order never
+ * cross-match, even with wildcards; statuses carry ranks of the receiving
+ * communicator. */
+static void phase_f(void)
+{
+    MPI_Comm dup, rev;
+    int rrank, rsize;
+    T_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    T_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, t_size - t_rank, &rev));
+    T_MPI(MPI_Comm_rank(rev, &rrank));
+    T_MPI(MPI_Comm_size(rev, &rsize));
+    T_CHECK(rrank == t_size - 1 - t_rank, "split rank %d", rrank);
+    if (0 != t_rank) {
+        /* world, then rev, then dup, all with tag 50, to world rank 0 */
+        unsigned char b[3][64];
+        MPI_Request r[3];
+        int wr = t_rank, rr = rrank;
+        t_msg_fill(b[0], 64, wr, 50, 100);
+        t_msg_fill(b[1], 64, rr, 50, 200);
+        t_msg_fill(b[2], 64, wr, 50, 300);
+        T_MPI(MPI_Isend(b[0], 64, MPI_BYTE, 0, 50, MPI_COMM_WORLD, &r[0]));
+        T_MPI(MPI_Isend(b[1], 64, MPI_BYTE, rsize - 1, 50, rev, &r[1]));
+        T_MPI(MPI_Isend(b[2], 64, MPI_BYTE, 0, 50, dup, &r[2]));
+        T_MPI(MPI_Waitall(3, r, MPI_STATUSES_IGNORE));
+    } else {
+        unsigned char b[64];
+        MPI_Status st;
+        int flag = 0;
+        /* wait until every sender's dup message is there: then the others
+         * are too; receive dup first, then rev, then world */
+        for (int i = 1; i < t_size; i++) {
+            t_status_reset(&st);
+            T_MPI(MPI_Probe(i, 50, dup, &st));
+        }
+        for (int i = 1; i < t_size; i++) {
+            t_status_reset(&st);
+            T_MPI(MPI_Recv(b, 64, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, dup, &st));
+            T_CHECK(300 == t_msg_check(b, &st, 0, "F: dup"), "F: dup receive got another "
+                    "communicator's message");
+        }
+        T_MPI(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, dup, &flag, &st));
+        T_CHECK(!flag, "F: dup has a message left");
+        for (int i = 1; i < t_size; i++) {
+            t_status_reset(&st);
+            T_MPI(MPI_Recv(b, 64, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, rev, &st));
+            T_CHECK(st.MPI_SOURCE >= 0 && st.MPI_SOURCE < rsize - 1,
+                    "F: rev status source %d is not a rank of the split communicator",
+                    st.MPI_SOURCE);
+            T_CHECK(200 == t_msg_check(b, &st, 0, "F: rev"), "F: rev receive got another "
+                    "communicator's message");
+        }
+        for (int i = 1; i < t_size; i++) {
+            t_status_reset(&st);
+            T_MPI(MPI_Recv(b, 64, MPI_BYTE, i, 50, MPI_COMM_WORLD, &st));
+            T_CHECK(100 == t_msg_check(b, &st, 0, "F: world"), "F: world receive got another "
+                    "communicator's message");
+        }
+    }
+    T_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_Comm_free(&dup);
+    MPI_Comm_free(&rev);
+}
+
 int main(int argc, char **argv)
 {
     int flag;
@@ -277,6 +343,7 @@ int main(int argc, char **argv)
     }
     phase_d(t_has_arg(argc, argv, "--long") ? 5000 : 600);
     phase_e();
+    phase_f();
     if (0 == t_rank) {
         T_MPI(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st));
         T_CHECK(!flag, "a message from %d tag %d is left over", st.MPI_SOURCE, st.MPI_TAG);

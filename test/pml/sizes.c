@@ -15,7 +15,9 @@
  * allocated); size > eager_limit -> sendrecv pipeline (buffered mode:
  * buffered pipeline). The _bytes counters move by the message size.
  *
- * Also: MPI_Ibsend completes once packed, with the receiver not yet posted.
+ * Also: MPI_Ibsend completes once packed, with the receiver not yet posted;
+ * MPI_Issend does not complete before the receive is matched (0, 1,
+ * sendi_max, eager_limit-64 and eager_limit+1 bytes).
  *
  * Arguments: --btl=<a,b> (BTLs to read limits from), --quick (fewer cases).
  */
@@ -165,6 +167,44 @@ static void ibsend_completes_locally(size_t bytes, t_dt_kind skind, int tag)
     }
 }
 
+/* A synchronous send must not complete before the receive is matched, at
+ * any size (zero and eager sizes included). */
+static void ssend_waits_for_match(size_t bytes, int tag)
+{
+    char ctx[96];
+    uint32_t seed = t_seed((uint32_t)bytes, (uint32_t)tag, 55);
+    snprintf(ctx, sizeof(ctx), "Issend of %zu bytes completed before the receive was posted",
+             bytes);
+    if (0 == t_rank) {
+        unsigned char *b = t_malloc(bytes + 1);
+        MPI_Request r;
+        int done = 0;
+        double t0;
+        t_fill(b, bytes, seed);
+        T_MPI(MPI_Issend(b, (int)bytes, MPI_BYTE, 1, tag, MPI_COMM_WORLD, &r));
+        t0 = t_now();
+        while (t_now() - t0 < 0.05) {
+            T_MPI(MPI_Test(&r, &done, MPI_STATUS_IGNORE));
+            T_CHECK(!done, "%s", ctx);
+        }
+        /* now let rank 1 receive */
+        T_MPI(MPI_Send(NULL, 0, MPI_BYTE, 1, TAG_TOKEN, MPI_COMM_WORLD));
+        T_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        free(b);
+    } else if (1 == t_rank) {
+        unsigned char *b = t_malloc(bytes + 1);
+        MPI_Status st;
+        t_status_reset(&st);
+        T_MPI(MPI_Probe(0, tag, MPI_COMM_WORLD, &st)); /* the envelope is here */
+        T_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_TOKEN, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        t_status_reset(&st);
+        T_MPI(MPI_Recv(b, (int)bytes, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &st));
+        t_check_status(&st, 0, tag, (long)bytes, "Issend wait for match");
+        t_check_data(b, bytes, seed, "Issend wait for match");
+        free(b);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int quick, tag = 100, ncases = 0, stock_warned = 0;
@@ -225,6 +265,12 @@ int main(int argc, char **argv)
                 ncases++;
             }
         }
+
+    ssend_waits_for_match(0, tag++);
+    ssend_waits_for_match(1, tag++);
+    ssend_waits_for_match(lim.sendi_max, tag++);
+    ssend_waits_for_match(lim.eager_min - 64, tag++);
+    ssend_waits_for_match(lim.eager_max + 1, tag++);
 
     ibsend_completes_locally(lim.eager_min - 64, T_DT_CONTIG, tag++);
     ibsend_completes_locally(lim.first_frag_min + 3 * lim.max_send_max + 1, T_DT_CONTIG, tag++);

@@ -105,7 +105,9 @@ static void run_size(size_t len, t_dt_kind kind, int tagbase)
                     st[idx] = s1;
                 }
             }
-            for (int m = 0; m < 4; m++) {
+            /* check the buffered one (index 2) last */
+            for (int mi = 0; mi < 4; mi++) {
+                int m = (int[]){0, 1, 3, 2}[mi];
                 char c2[160];
                 snprintf(c2, sizeof(c2), "%s mode %s", ctx, t_mode_name((t_mode[]){T_MODE_STD,
                          T_MODE_SYNC, T_MODE_BUF, T_MODE_READY}[m]));

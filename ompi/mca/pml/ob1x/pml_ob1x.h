@@ -33,6 +33,7 @@ typedef struct ob1x_params {
     size_t rndv_eager_limit;   /* 0: use each BTL's own */
     size_t sendi_max;          /* largest payload tried with btl_sendi */
     size_t unexpected_limit;   /* unexpected eager bytes before senders are throttled */
+    int fault_every;           /* testing aid: every Nth descriptor request fails; 0 off */
 } ob1x_params_t;
 
 typedef struct mca_pml_ob1x_t {
@@ -115,6 +116,20 @@ int ob1x_ft_event(int state);
 
 /* Registers the BTL receive callbacks (pml_ob1x_recvfrag.c). */
 int ob1x_register_callbacks(void);
+
+/*
+ * Testing aid (pml_ob1x_fault_every): pretend that every Nth request for a
+ * BTL descriptor found the BTL out of resources, so that the queue-and-retry
+ * paths run on any BTL. One predictable branch when off.
+ */
+static inline bool ob1x_fault_injected(void)
+{
+    static volatile int32_t calls;
+    if (OPAL_LIKELY(0 == mca_pml_ob1x.params.fault_every)) {
+        return false;
+    }
+    return 0 == OPAL_THREAD_ADD_FETCH32(&calls, 1) % mca_pml_ob1x.params.fault_every;
+}
 
 /* Note that ob1x_progress() has work to retry. */
 static inline void ob1x_pending_added(void)

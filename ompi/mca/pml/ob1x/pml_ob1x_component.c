@@ -70,6 +70,7 @@ static int component_register(void)
         .rndv_eager_limit = 0,
         .sendi_max = 256,
         .unexpected_limit = 64UL << 20,
+        .fault_every = 0,
     };
     reg_int("priority", "Selection priority of pml/ob1x (default 20, as ob1; "
             "select explicitly with --mca pml ob1x)", &p->priority, OPAL_INFO_LVL_3);
@@ -98,6 +99,10 @@ static int component_register(void)
              "Bytes of unexpected eager data a receiver holds before it tells senders to use "
              "rendezvous (header-only first fragment) until it drains below half; 0 disables",
              &p->unexpected_limit, OPAL_INFO_LVL_5);
+    reg_int("fault_every",
+            "Testing aid: every Nth BTL descriptor request of ob1x acts as if the BTL were out "
+            "of resources, to exercise the queue-and-retry paths; 0 (default) disables",
+            &p->fault_every, OPAL_INFO_LVL_9);
     return ob1x_pvars_register();
 }
 
@@ -117,6 +122,8 @@ static int check_params(void)
         bad = "pml_ob1x_send_pipeline_depth must be >= 1";
     } else if (p->recv_pipeline_depth < 1) {
         bad = "pml_ob1x_recv_pipeline_depth must be >= 1";
+    } else if (p->fault_every < 0 || 1 == p->fault_every) {
+        bad = "pml_ob1x_fault_every must be 0 (off) or >= 2";
     }
     if (NULL != bad) {
         opal_output(0, "pml:ob1x: invalid MCA parameter: %s; pml/ob1x disabled", bad);

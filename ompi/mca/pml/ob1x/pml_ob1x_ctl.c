@@ -35,6 +35,9 @@ static int ctl_try_send(struct ompi_proc_t *proc, const ob1x_hdr_t *hdr)
     if (OPAL_UNLIKELY(NULL == ep || 0 == mca_bml_base_btl_array_get_size(&ep->btl_eager))) {
         return OMPI_ERR_UNREACH;
     }
+    if (OPAL_UNLIKELY(ob1x_fault_injected())) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
     bml_btl = mca_bml_base_btl_array_get_next(&ep->btl_eager);
     mca_bml_base_alloc(bml_btl, &des, MCA_BTL_NO_ORDER, size,
                        MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);

@@ -59,6 +59,17 @@ int ob1x_send_request_init(ob1x_send_request_t *req, const void *buf, size_t cou
     return OMPI_SUCCESS;
 }
 
+/* Back to the start of the message after a failed attempt, so that the
+ * next protocol (or the retry) packs from byte 0. A zero-byte request has no
+ * prepared convertor. */
+static void send_request_rewind(ob1x_send_request_t *req)
+{
+    size_t zero = 0;
+    if (req->base.req_bytes_packed > 0) {
+        opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);
+    }
+}
+
 /* Activate for one (re)start; the sequence number is chosen here. */
 void ob1x_send_request_reset(ob1x_send_request_t *req, int seq)
 {
@@ -70,7 +81,6 @@ void ob1x_send_request_reset(ob1x_send_request_t *req, int seq)
     ompi->req_state = OMPI_REQUEST_ACTIVE;
     ompi->req_status._cancelled = 0;
     ompi->req_status.MPI_ERROR = OMPI_SUCCESS;
-    /* A zero-byte request has no prepared convertor (the base init skips it). */
     if (OPAL_UNLIKELY(req->convertor_on_copy)) {
         /* A restarted persistent buffered send: its convertor still reads
          * the copy in the attached buffer, which is gone. */
@@ -79,10 +89,8 @@ void ob1x_send_request_reset(ob1x_send_request_t *req, int seq)
             req->base.req_base.req_proc->super.proc_convertor,
             &req->base.req_base.req_datatype->super, req->base.req_base.req_count,
             req->base.req_addr, 0, &req->base.req_base.req_convertor);
-    } else if (req->base.req_bytes_packed > 0 &&
-               0 != req->base.req_base.req_convertor.bConverted) {
-        size_t zero = 0;
-        opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);
+    } else if (0 != req->base.req_base.req_convertor.bConverted) {
+        send_request_rewind(req);
     }
 
     req->seq = seq >= 0 ? (uint16_t) seq
@@ -184,8 +192,7 @@ int ob1x_send_start_sendi(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
                             OB1X_BTL_TAG(OB1X_HDR_MATCH), NULL);
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
         /* The convertor may have moved; the other protocols start from 0. */
-        size_t zero = 0;
-        opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);
+        send_request_rewind(req);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     ob1x_count_protocol(OB1X_PROTO_EAGER_IMMEDIATE, size);
@@ -272,6 +279,9 @@ int ob1x_send_start_prepared(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_b
     mca_btl_base_descriptor_t *des;
     size_t size = req->base.req_bytes_packed;
 
+    if (OPAL_UNLIKELY(ob1x_fault_injected())) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
     mca_bml_base_prepare_src(bml_btl, &req->base.req_base.req_convertor, MCA_BTL_NO_ORDER,
                              sizeof(ob1x_hdr_match_t), &size,
                              MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP, &des);
@@ -279,8 +289,7 @@ int ob1x_send_start_prepared(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_b
         if (NULL != des) {
             mca_bml_base_free(bml_btl, des);
         }
-        size_t zero = 0;
-        opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);
+        send_request_rewind(req);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     return send_eager_des(req, bml_btl, des, OB1X_PROTO_EAGER_PREPARED);
@@ -292,6 +301,9 @@ int ob1x_send_start_allocated(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_
     size_t size = req->base.req_bytes_packed;
     int rc;
 
+    if (OPAL_UNLIKELY(ob1x_fault_injected())) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
     mca_bml_base_alloc(bml_btl, &des, MCA_BTL_NO_ORDER, sizeof(ob1x_hdr_match_t) + size,
                        MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
     if (OPAL_UNLIKELY(NULL == des)) {
@@ -314,8 +326,7 @@ int ob1x_send_start_allocated(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_
         ob1x_send_request_mpi_complete(req);
     }
     if (OMPI_SUCCESS != rc) {
-        size_t zero = 0;
-        opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);
+        send_request_rewind(req);
     }
     return rc;
 }
@@ -333,7 +344,9 @@ int ob1x_send_start_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, 
     if (first > size) {
         first = size;
     }
-    if (first > 0) {
+    if (OPAL_UNLIKELY(ob1x_fault_injected())) {
+        des = NULL;
+    } else if (first > 0) {
         mca_bml_base_prepare_src(bml_btl, &req->base.req_base.req_convertor, MCA_BTL_NO_ORDER,
                                  sizeof(ob1x_hdr_rndv_t), &first,
                                  MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP |
@@ -348,8 +361,7 @@ int ob1x_send_start_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, 
         }
     }
     if (OPAL_UNLIKELY(NULL == des)) {
-        size_t zero = 0;
-        opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);
+        send_request_rewind(req);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     hdr = (ob1x_hdr_rndv_t *) des->des_segments[0].seg_addr.pval;
@@ -382,8 +394,7 @@ int ob1x_send_start_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, 
     req->offset = 0;
     req->rndv_bytes = 0;
     req->outstanding = (int64_t) size;
-    size_t zero = 0;
-    opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);
+    send_request_rewind(req);
     return OMPI_ERR_OUT_OF_RESOURCE;
 }
 
@@ -425,6 +436,9 @@ static bool send_one_frag(ob1x_send_request_t *req)
 
     if (size > remaining) {
         size = remaining;
+    }
+    if (OPAL_UNLIKELY(ob1x_fault_injected())) {
+        return false;
     }
     opal_convertor_set_position(&req->base.req_base.req_convertor, &position);
     mca_bml_base_prepare_src(bml_btl, &req->base.req_base.req_convertor, MCA_BTL_NO_ORDER,
@@ -520,12 +534,40 @@ void ob1x_send_request_cancel_answer(ob1x_send_request_t *req, bool cancelled)
     ob1x_send_request_subtract(req, (int64_t)(req->base.req_bytes_packed - req->rndv_bytes) + 1);
 }
 
+/* A send still waiting for BTL resources to start has sent nothing: take it
+ * off the pending list and complete it as cancelled. Its sequence slot is
+ * filled with a VOID so the receiver does not wait for it. */
+static bool withdraw_unstarted(ob1x_send_request_t *req)
+{
+    bool taken = false;
+
+    OPAL_THREAD_LOCK(&mca_pml_ob1x.pending_lock);
+    if (OB1X_SEND_START_PENDING == req->state) {
+        opal_list_remove_item(&mca_pml_ob1x.pending_sends,
+                              (opal_list_item_t *) &req->base.req_base.req_ompi.super);
+        req->state = OB1X_SEND_IDLE;
+        opal_atomic_add_fetch_32(&mca_pml_ob1x.pending_count, -1);
+        taken = true;
+    }
+    OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);
+    if (taken) {
+        ob1x_send_request_void(req);
+        req->cancel_state = OB1X_CANCEL_DONE;
+        req->base.req_base.req_ompi.req_status._cancelled = 1;
+        send_request_pml_complete(req);
+    }
+    return taken;
+}
+
 static int send_request_cancel(struct ompi_request_t *request, int complete)
 {
     ob1x_send_request_t *req = (ob1x_send_request_t *) request;
     ob1x_hdr_t hdr;
 
     (void) complete;
+    if (OPAL_UNLIKELY(OB1X_SEND_START_PENDING == req->state) && withdraw_unstarted(req)) {
+        return OMPI_SUCCESS;
+    }
     /* Only an unacknowledged rendezvous can be withdrawn; anything else has
      * been delivered or is being delivered, and MPI lets the cancel fail. */
     if (req->mpi_done || OB1X_PROTO_SENDRECV_PIPELINE != req->protocol || 0 != req->dst_req ||

@@ -1,0 +1,150 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * smcuda_fbox_unit.c - table-driven unit test of the btl/smcuda fast-box
+ * ring (btl_smcuda_fbox.h), no MPI traffic.  One endpoint is both writer
+ * and reader of a ring in private memory.  For each case (ring size, a
+ * cycle of message lengths, how many records the reader lets pile up)
+ * every record must come out once, in order, with its length, tag,
+ * sequence number and content; reserve must fail only when the ring lacks
+ * room and never hand out bytes of a record not yet consumed (a shadow map
+ * of the ring tracks them); records never cross the end of the ring.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../opal/mca/btl/smcuda/btl_smcuda_fbox.h"
+
+#define PROG "btl/smcuda_fbox_unit"
+
+static int corruption;
+void mca_btl_smcuda_report_corruption(const char *what, int peer)
+{
+    (void) peer;
+    printf("corruption reported: %s\n", what);
+    ++corruption;
+}
+
+static int failures;
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            printf("FAIL: " __VA_ARGS__);                                                          \
+            printf("\n");                                                                          \
+            ++failures;                                                                            \
+            goto out;                                                                              \
+        }                                                                                          \
+    } while (0)
+
+static unsigned char pattern(uint64_t msg, uint32_t i)
+{
+    return (unsigned char) (msg * 31 + i * 7 + 1);
+}
+
+/* Writes `count` messages with lengths cycling through lens[], letting at
+ * most `backlog` records wait before the reader drains them. */
+static void run_case(uint32_t ring_size, const uint32_t *lens, int nlens, int backlog, int count)
+{
+    mca_btl_base_endpoint_t ep;
+    smcuda_fbox_ctl_t *ctl = aligned_alloc(64, sizeof(*ctl) + ring_size);
+    uint64_t written = 0, read = 0;
+    uint16_t seq_out = 0;
+    unsigned char *busy = calloc(ring_size, 1); /* bytes of unconsumed records */
+
+    memset(ctl, 0, sizeof(*ctl) + ring_size);
+    memset(&ep, 0, sizeof(ep));
+    ep.out_ctl = ep.in_ctl = ctl;
+    ep.out_ring = ep.in_ring = (unsigned char *) (ctl + 1);
+    ep.out_mask = ep.in_mask = ring_size - 1;
+    ep.lrank = 1;
+
+    while (read < (uint64_t) count) {
+        /* write until the backlog is reached or the ring is full */
+        while (written < (uint64_t) count && written - read < (uint64_t) backlog) {
+            uint32_t len = lens[written % nlens];
+            unsigned char *dst = smcuda_fbox_reserve(&ep, len);
+            if (NULL == dst) {
+                /* full: only legal when something is waiting to be read */
+                CHECK(written > read, "ring %u: reserve of %u bytes failed on an empty ring",
+                      ring_size, len);
+                break;
+            }
+            CHECK(((uintptr_t) (dst - 8) & 63) == 0, "record not line aligned");
+            CHECK(dst + len <= ep.out_ring + ring_size, "record of %u bytes crosses the end", len);
+            for (uint32_t i = 0; i < smcuda_fbox_rec_size(len); ++i) {
+                size_t at = (size_t) (dst - 8 - ep.out_ring) + i;
+                CHECK(!busy[at], "ring %u msg %llu: reserve overlaps an unread record", ring_size,
+                      (unsigned long long) written);
+                busy[at] = 1;
+            }
+            for (uint32_t i = 0; i < len; ++i)
+                dst[i] = pattern(written, i);
+            smcuda_fbox_publish(&ep, len, (uint8_t) (written % 200 + 1), seq_out++);
+            ++written;
+        }
+        /* read what is available; with a large backlog only part of it, so
+         * that the writer meets unread records when it wraps */
+        for (int budget = backlog > 8 ? (int) (written - read + 1) / 2 : 1 << 30; budget > 0;
+             --budget) {
+            uint64_t w = smcuda_fbox_peek(&ep);
+            uint32_t len;
+            unsigned char *p;
+            if (0 == w)
+                break;
+            CHECK(read < written, "ring %u: record %llu appeared before it was written", ring_size,
+                  (unsigned long long) read);
+            len = SMCUDA_FBOX_W_LEN(w);
+            p = smcuda_fbox_payload(&ep);
+            CHECK(len == lens[read % nlens], "ring %u msg %llu: length %u want %u", ring_size,
+                  (unsigned long long) read, len, lens[read % nlens]);
+            CHECK(SMCUDA_FBOX_W_TAG(w) == (uint8_t) (read % 200 + 1), "ring %u msg %llu: bad tag",
+                  ring_size, (unsigned long long) read);
+            CHECK(SMCUDA_FBOX_W_SEQ(w) == (uint16_t) read, "ring %u msg %llu: bad sequence",
+                  ring_size, (unsigned long long) read);
+            for (uint32_t i = 0; i < len; ++i)
+                CHECK(p[i] == pattern(read, i), "ring %u msg %llu: byte %u wrong", ring_size,
+                      (unsigned long long) read, i);
+            memset(busy + (p - 8 - ep.in_ring), 0, smcuda_fbox_rec_size(len));
+            smcuda_fbox_consume(&ep, len);
+            ++read;
+        }
+        smcuda_fbox_release(&ep);
+        CHECK(backlog > 8 || read == written, "ring %u: %llu written but only %llu readable",
+              ring_size, (unsigned long long) written, (unsigned long long) read);
+    }
+    CHECK(0 == corruption, "ring %u: corruption reported", ring_size);
+out:
+    free(busy);
+    free(ctl);
+}
+
+int main(void)
+{
+    static const uint32_t tiny[] = {0};
+    static const uint32_t line_edges[] = {55, 56, 57, 119, 120, 121};
+    static const uint32_t mixed[] = {0, 1023, 7, 200, 1024, 63, 511, 8};
+    static const uint32_t big[] = {1024, 1000, 1017};
+    static const uint32_t odd[] = {300, 13, 777, 64, 5, 900};
+    static const struct {
+        uint32_t ring;
+        const uint32_t *lens;
+        int nlens, backlog, count;
+    } cases[] = {
+        {4096, tiny, 1, 1, 5000},       /* one line per record, many laps */
+        {4096, tiny, 1, 64, 5000},      /* exactly full ring */
+        {4096, line_edges, 6, 3, 5000}, /* header + payload across line edges */
+        {4096, mixed, 8, 2, 5000},      /* skips at the end of the ring */
+        {4096, big, 3, 4, 3000},        /* quarter-ring records: fill then wrap */
+        {8192, odd, 6, 10, 8000},
+        {8192, mixed, 8, 1000, 8000}, /* writer runs until full every time */
+        {65536, odd, 6, 50, 20000},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i)
+        run_case(cases[i].ring, cases[i].lens, cases[i].nlens, cases[i].backlog, cases[i].count);
+    if (failures)
+        return 1;
+    printf("PASS: %s\n", PROG);
+    return 0;
+}

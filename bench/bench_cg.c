@@ -80,6 +80,14 @@ static void await_sent(cg_flags_t *f, int peer, long n)
     }
 }
 
+/* Start or stop counting (callgrind's collection state flips on each call). */
+static void cg_toggle(int collect)
+{
+    if (collect) {
+        CALLGRIND_TOGGLE_COLLECT;
+    }
+}
+
 static void pingpong(bench_ctx_t *ctx, cg_flags_t *f, int iters, int collect)
 {
     int cnt = (int) ctx->size;
@@ -92,24 +100,24 @@ static void pingpong(bench_ctx_t *ctx, cg_flags_t *f, int iters, int collect)
     MPI_Barrier(ctx->comm);
     for (int i = 0; i < iters; i++) {
         if (ctx->initiator) {
-            if (collect) CALLGRIND_TOGGLE_COLLECT;
+            cg_toggle(collect);
             MPI_Irecv(ctx->rbuf, cnt, MPI_BYTE, ctx->peer, TAG_CG, ctx->comm, &r);
             MPI_Send(ctx->sbuf, cnt, MPI_BYTE, ctx->peer, TAG_CG, ctx->comm);
-            if (collect) CALLGRIND_TOGGLE_COLLECT;
+            cg_toggle(collect);
             announce_sent(f, ctx->rank);
             await_sent(f, ctx->peer, base + i + 1);
-            if (collect) CALLGRIND_TOGGLE_COLLECT;
+            cg_toggle(collect);
             MPI_Wait(&r, MPI_STATUS_IGNORE);
-            if (collect) CALLGRIND_TOGGLE_COLLECT;
+            cg_toggle(collect);
         } else {
             await_sent(f, ctx->peer, base + i + 1);
-            if (collect) CALLGRIND_TOGGLE_COLLECT;
+            cg_toggle(collect);
             MPI_Wait(&r, MPI_STATUS_IGNORE);
             if (i + 1 < iters) {
                 MPI_Irecv(ctx->rbuf, cnt, MPI_BYTE, ctx->peer, TAG_CG, ctx->comm, &r);
             }
             MPI_Send(ctx->sbuf, cnt, MPI_BYTE, ctx->peer, TAG_CG, ctx->comm);
-            if (collect) CALLGRIND_TOGGLE_COLLECT;
+            cg_toggle(collect);
             announce_sent(f, ctx->rank);
         }
     }

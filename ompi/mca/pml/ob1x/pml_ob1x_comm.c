@@ -5,6 +5,8 @@
  */
 #include "ompi_config.h"
 
+#include "ompi/mca/bml/base/base.h"
+
 #include <stdlib.h>
 
 #include "pml_ob1x.h"
@@ -28,6 +30,24 @@ ob1x_proc_t *ob1x_proc_create(struct ompi_proc_t *proc)
         return (ob1x_proc_t *) expected;
     }
     return op;
+}
+
+struct mca_bml_base_endpoint_t *ob1x_peer_resolve(struct ompi_communicator_t *comm, int rank)
+{
+    ob1x_comm_peer_t *peer = &ob1x_comm_of(comm)->peers[rank];
+    struct ompi_proc_t *proc = ompi_comm_peer_lookup(comm, rank);
+    mca_bml_base_endpoint_t *ep = mca_bml_base_get_endpoint(proc);
+    ob1x_proc_t *op = ob1x_proc_lookup(proc);
+
+    if (NULL == ep || NULL == op) {
+        return NULL;
+    }
+    /* Several threads may resolve at once; they write the same values. */
+    peer->proc = proc;
+    peer->oproc = op;
+    opal_atomic_wmb(); /* proc and oproc before endpoint: readers test endpoint */
+    peer->endpoint = ep;
+    return ep;
 }
 
 static void proc_release(struct ompi_proc_t *proc)

@@ -17,11 +17,19 @@
 #include "opal/class/opal_list.h"
 #include "opal/threads/mutex.h"
 #include "ompi/communicator/communicator.h"
+#include "ompi/mca/bml/bml.h"
 #include "ompi/proc/proc.h"
 
 BEGIN_C_DECLS
 
+struct ob1x_proc;
+
 typedef struct ob1x_comm_peer {
+    /* Where sends to this peer go, resolved on first use (ob1x_peer_resolve);
+     * `endpoint` is published last, so non-NULL means all three are set. */
+    struct mca_bml_base_endpoint_t *volatile endpoint;
+    struct ompi_proc_t *proc;
+    struct ob1x_proc *oproc;
     volatile int32_t send_seq; /* next sequence number we send to this peer (low 16 bits) */
     uint16_t expected_seq;        /* next sequence number we accept from this peer */
     int tombstones;               /* cancelled-message markers waiting in out_of_order */
@@ -74,6 +82,21 @@ static inline ob1x_proc_t *ob1x_proc_lookup(struct ompi_proc_t *proc)
 
 /* Drop the per-process state of departing processes. */
 void ob1x_procs_release(struct ompi_proc_t **procs, size_t nprocs);
+
+/* Fill peer->proc/oproc/endpoint; returns the endpoint, NULL if unreachable. */
+struct mca_bml_base_endpoint_t *ob1x_peer_resolve(struct ompi_communicator_t *comm, int rank);
+
+/* The destination of a send: one load once resolved. */
+static inline ob1x_comm_peer_t *ob1x_peer(struct ompi_communicator_t *comm, int rank)
+{
+    ob1x_comm_peer_t *peer = &ob1x_comm_of(comm)->peers[rank];
+    if (OPAL_UNLIKELY(NULL == peer->endpoint)) {
+        (void) ob1x_peer_resolve(comm, rank);
+    } else {
+        opal_atomic_rmb(); /* pairs with the wmb before endpoint is published */
+    }
+    return peer;
+}
 
 END_C_DECLS
 

@@ -18,10 +18,9 @@
  * (or -1 if none was drawn).
  */
 static inline int send_inline(const void *buf, size_t count, struct ompi_datatype_t *dtype,
-                              int dst, int tag, struct ompi_communicator_t *comm,
-                              struct ompi_proc_t *proc, int *seq)
+                              int dst, int tag, struct ompi_communicator_t *comm, int *seq)
 {
-    mca_bml_base_endpoint_t *ep = mca_bml_base_get_endpoint(proc);
+    ob1x_comm_peer_t *peer = ob1x_peer(comm, dst);
     mca_bml_base_btl_t *bml_btl;
     ob1x_hdr_match_t hdr;
     opal_convertor_t conv;
@@ -29,17 +28,17 @@ static inline int send_inline(const void *buf, size_t count, struct ompi_datatyp
     int rc;
 
     *seq = -1;
-    if (OPAL_UNLIKELY(NULL == ep) || ob1x_proc_lookup(proc)->congested) {
+    if (OPAL_UNLIKELY(NULL == peer->endpoint) || peer->oproc->congested) {
         return OMPI_ERR_NOT_AVAILABLE;
     }
-    bml_btl = mca_bml_base_btl_array_get_next(&ep->btl_eager);
+    bml_btl = mca_bml_base_btl_array_get_next(&peer->endpoint->btl_eager);
     ompi_datatype_type_size(dtype, &size);
     size *= count;
     if (NULL == bml_btl->btl->btl_sendi || size > mca_pml_ob1x.params.sendi_max ||
         size > ob1x_eager_max(bml_btl->btl)) {
         return OMPI_ERR_NOT_AVAILABLE;
     }
-    *seq = (uint16_t) OPAL_THREAD_FETCH_ADD32(&ob1x_comm_of(comm)->peers[dst].send_seq, 1);
+    *seq = (uint16_t) OPAL_THREAD_FETCH_ADD32(&peer->send_seq, 1);
     ob1x_hdr_common_init(&hdr.common, OB1X_HDR_MATCH, 0);
     hdr.ctx = (uint16_t) comm->c_contextid;
     hdr.seq = (uint16_t) *seq;
@@ -47,8 +46,8 @@ static inline int send_inline(const void *buf, size_t count, struct ompi_datatyp
     hdr.tag = tag;
 
     OBJ_CONSTRUCT(&conv, opal_convertor_t);
-    opal_convertor_copy_and_prepare_for_send(proc->super.proc_convertor, &dtype->super, count, buf,
-                                             0, &conv);
+    opal_convertor_copy_and_prepare_for_send(peer->proc->super.proc_convertor, &dtype->super,
+                                             count, buf, 0, &conv);
     rc = mca_bml_base_sendi(bml_btl, &conv, &hdr, sizeof(hdr), size, MCA_BTL_NO_ORDER,
                             MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP,
                             OB1X_BTL_TAG(OB1X_HDR_MATCH), NULL);
@@ -96,8 +95,7 @@ int ob1x_isend(const void *buf, size_t count, struct ompi_datatype_t *dtype, int
     int seq = -1, rc;
 
     if (MCA_PML_BASE_SEND_SYNCHRONOUS != mode) {
-        rc = send_inline(buf, count, dtype, dst, tag, comm, ompi_comm_peer_lookup(comm, dst),
-                         &seq);
+        rc = send_inline(buf, count, dtype, dst, tag, comm, &seq);
         if (OPAL_LIKELY(OMPI_SUCCESS == rc)) {
             /* Only "cancelled" is meaningful in a send status, and this
              * send can no longer be cancelled. */

@@ -67,7 +67,8 @@ void ob1x_recv_request_complete(ob1x_recv_request_t *req)
     opal_list_item_t *piece;
 
     /* Pieces past a truncated receive buffer are never reached. */
-    while (NULL != (piece = opal_list_remove_first(&req->early_pieces))) {
+    while (OPAL_UNLIKELY(!opal_list_is_empty(&req->early_pieces))) {
+        piece = opal_list_remove_first(&req->early_pieces);
         OBJ_DESTRUCT(piece);
         free(piece);
     }
@@ -81,7 +82,7 @@ void ob1x_recv_request_complete(ob1x_recv_request_t *req)
     req->base.req_base.req_pml_complete = true;
     /* Mark before signalling: once MPI sees completion, the user may free or
      * restart the request in another thread. */
-    if (opal_atomic_fetch_or_32(&req->release_bits, OB1X_REL_PML_DONE) & OB1X_REL_FREED) {
+    if (OPAL_THREAD_FETCH_OR32(&req->release_bits, OB1X_REL_PML_DONE) & OB1X_REL_FREED) {
         recv_request_release(req);
         return;
     }
@@ -276,7 +277,7 @@ static int recv_request_free(struct ompi_request_t **request)
     ob1x_recv_request_t *req = (ob1x_recv_request_t *) *request;
 
     req->base.req_base.req_free_called = true;
-    if (opal_atomic_fetch_or_32(&req->release_bits, OB1X_REL_FREED) & OB1X_REL_PML_DONE) {
+    if (OPAL_THREAD_FETCH_OR32(&req->release_bits, OB1X_REL_FREED) & OB1X_REL_PML_DONE) {
         recv_request_release(req);
     }
     *request = MPI_REQUEST_NULL;

@@ -44,14 +44,14 @@ int ob1x_send_request_init(ob1x_send_request_t *req, const void *buf, size_t cou
                            mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
                            bool persistent)
 {
-    struct ompi_proc_t *proc = ompi_comm_peer_lookup(comm, dst);
+    ob1x_comm_peer_t *peer = ob1x_peer(comm, dst);
 
-    req->endpoint = mca_bml_base_get_endpoint(proc);
-    if (OPAL_UNLIKELY(NULL == req->endpoint)) {
+    if (OPAL_UNLIKELY(NULL == peer->endpoint)) {
         return OMPI_ERR_UNREACH;
     }
-    req->oproc = ob1x_proc_lookup(proc);
-    req->base.req_base.req_proc = proc;
+    req->endpoint = peer->endpoint;
+    req->oproc = peer->oproc;
+    req->base.req_base.req_proc = peer->proc;
     MCA_PML_BASE_SEND_REQUEST_INIT(&req->base, buf, count, dtype, dst, tag, comm, mode,
                                    persistent, 0);
     req->convertor_on_copy = false;
@@ -140,7 +140,7 @@ static void send_request_pml_complete(ob1x_send_request_t *req)
     req->base.req_base.req_pml_complete = true;
     /* Mark before signalling: once MPI sees completion, the user may free or
      * restart the request in another thread. */
-    if (opal_atomic_fetch_or_32(&req->release_bits, OB1X_REL_PML_DONE) & OB1X_REL_FREED) {
+    if (OPAL_THREAD_FETCH_OR32(&req->release_bits, OB1X_REL_PML_DONE) & OB1X_REL_FREED) {
         ob1x_send_request_release(req);
         return;
     }
@@ -593,7 +593,7 @@ static int send_request_free(struct ompi_request_t **request)
     ob1x_send_request_t *req = (ob1x_send_request_t *) *request;
 
     req->base.req_base.req_free_called = true;
-    if (opal_atomic_fetch_or_32(&req->release_bits, OB1X_REL_FREED) & OB1X_REL_PML_DONE) {
+    if (OPAL_THREAD_FETCH_OR32(&req->release_bits, OB1X_REL_FREED) & OB1X_REL_PML_DONE) {
         ob1x_send_request_release(req);
     }
     *request = MPI_REQUEST_NULL;

@@ -17,32 +17,33 @@
 #include "pml_ob1x_sendreq.h"
 
 mca_pml_ob1x_t mca_pml_ob1x = {
-    .super = {
-        .pml_add_procs = ob1x_add_procs,
-        .pml_del_procs = ob1x_del_procs,
-        .pml_enable = ob1x_enable,
-        .pml_progress = ob1x_progress,
-        .pml_add_comm = ob1x_add_comm,
-        .pml_del_comm = ob1x_del_comm,
-        .pml_irecv_init = ob1x_irecv_init,
-        .pml_irecv = ob1x_irecv,
-        .pml_recv = ob1x_recv,
-        .pml_isend_init = ob1x_isend_init,
-        .pml_isend = ob1x_isend,
-        .pml_send = ob1x_send,
-        .pml_iprobe = ob1x_iprobe,
-        .pml_probe = ob1x_probe,
-        .pml_start = ob1x_start,
-        .pml_improbe = ob1x_improbe,
-        .pml_mprobe = ob1x_mprobe,
-        .pml_imrecv = ob1x_imrecv,
-        .pml_mrecv = ob1x_mrecv,
-        .pml_dump = ob1x_dump,
-        .pml_ft_event = ob1x_ft_event,
-        .pml_max_contextid = OB1X_MAX_CONTEXTID,
-        .pml_max_tag = OB1X_MAX_TAG,
-        .pml_flags = 0,
-    },
+    .super =
+        {
+            .pml_add_procs = ob1x_add_procs,
+            .pml_del_procs = ob1x_del_procs,
+            .pml_enable = ob1x_enable,
+            .pml_progress = ob1x_progress,
+            .pml_add_comm = ob1x_add_comm,
+            .pml_del_comm = ob1x_del_comm,
+            .pml_irecv_init = ob1x_irecv_init,
+            .pml_irecv = ob1x_irecv,
+            .pml_recv = ob1x_recv,
+            .pml_isend_init = ob1x_isend_init,
+            .pml_isend = ob1x_isend,
+            .pml_send = ob1x_send,
+            .pml_iprobe = ob1x_iprobe,
+            .pml_probe = ob1x_probe,
+            .pml_start = ob1x_start,
+            .pml_improbe = ob1x_improbe,
+            .pml_mprobe = ob1x_mprobe,
+            .pml_imrecv = ob1x_imrecv,
+            .pml_mrecv = ob1x_mrecv,
+            .pml_dump = ob1x_dump,
+            .pml_ft_event = ob1x_ft_event,
+            .pml_max_contextid = OB1X_MAX_CONTEXTID,
+            .pml_max_tag = OB1X_MAX_TAG,
+            .pml_flags = 0,
+        },
 };
 
 static void btl_error(struct mca_btl_base_module_t *btl, int32_t flags, opal_proc_t *errproc,
@@ -52,8 +53,7 @@ static void btl_error(struct mca_btl_base_module_t *btl, int32_t flags, opal_pro
         return;
     }
     opal_output(0, "pml:ob1x: BTL %s lost the connection%s%s%s%s; the job cannot continue",
-                btl->btl_component->btl_version.mca_component_name,
-                NULL != errproc ? " to " : "",
+                btl->btl_component->btl_version.mca_component_name, NULL != errproc ? " to " : "",
                 NULL != errproc ? OPAL_NAME_PRINT(errproc->proc_name) : "",
                 NULL != btlinfo ? ": " : "", NULL != btlinfo ? btlinfo : "");
     ompi_rte_abort(OMPI_ERR_UNREACH, NULL);
@@ -65,8 +65,9 @@ static int check_homogeneous(struct ompi_proc_t **procs, size_t nprocs)
 {
     for (size_t i = 0; i < nprocs; ++i) {
         if (procs[i]->super.proc_arch != ompi_proc_local()->super.proc_arch) {
-            opal_output(0, "pml:ob1x: process %s has a different architecture; ob1x supports "
-                           "homogeneous jobs only (use --mca pml ob1)",
+            opal_output(0,
+                        "pml:ob1x: process %s has a different architecture; ob1x supports "
+                        "homogeneous jobs only (use --mca pml ob1)",
                         OMPI_NAME_PRINT(&procs[i]->super.proc_name));
             return OMPI_ERR_NOT_SUPPORTED;
         }
@@ -194,8 +195,9 @@ int ob1x_dump(struct ompi_communicator_t *comm, int verbose)
                 comm->c_contextid, oc->unexpected_count, opal_list_get_size(&oc->wildcard));
     for (int i = 0; i < oc->num_peers; ++i) {
         ob1x_comm_peer_t *peer = &oc->peers[i];
-        opal_output(0, "pml:ob1x:   peer %d: send seq %d, expected seq %d, %zu posted, "
-                       "%zu unexpected, %zu out of order",
+        opal_output(0,
+                    "pml:ob1x:   peer %d: send seq %d, expected seq %d, %zu posted, "
+                    "%zu unexpected, %zu out of order",
                     i, (int) (uint16_t) peer->send_seq, peer->expected_seq,
                     opal_list_get_size(&peer->specific), opal_list_get_size(&peer->unexpected),
                     opal_list_get_size(&peer->out_of_order));

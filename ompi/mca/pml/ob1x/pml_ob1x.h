@@ -30,27 +30,27 @@ typedef struct ob1x_params {
     int free_list_inc;
     int send_pipeline_depth;
     int recv_pipeline_depth;
-    size_t rndv_eager_limit;   /* 0: use each BTL's own */
-    size_t sendi_max;          /* largest payload tried with btl_sendi */
-    size_t unexpected_limit;   /* unexpected eager bytes before senders are throttled */
-    int fault_every;           /* testing aid: every Nth descriptor request fails; 0 off */
+    size_t rndv_eager_limit; /* 0: use each BTL's own */
+    size_t sendi_max;        /* largest payload tried with btl_sendi */
+    size_t unexpected_limit; /* unexpected eager bytes before senders are throttled */
+    int fault_every;         /* testing aid: every Nth descriptor request fails; 0 off */
 } ob1x_params_t;
 
 typedef struct mca_pml_ob1x_t {
     mca_pml_base_module_t super;
     ob1x_params_t params;
-    int output;                     /* opal_output stream for verbose messages */
+    int output; /* opal_output stream for verbose messages */
 
     opal_free_list_t send_requests;
     opal_free_list_t recv_requests;
-    opal_free_list_t recv_frags;    /* unexpected / out-of-order fragments */
+    opal_free_list_t recv_frags; /* unexpected / out-of-order fragments */
 
     /* Work that could not be handed to a BTL yet, retried by ob1x_progress(). */
     opal_mutex_t pending_lock;
-    opal_list_t pending_ctl;        /* ob1x_ctl_t: control messages (ACK, CANCEL, FLOW...) */
-    opal_list_t pending_sends;      /* send requests that need (re)scheduling */
+    opal_list_t pending_ctl;   /* ob1x_ctl_t: control messages (ACK, CANCEL, FLOW...) */
+    opal_list_t pending_sends; /* send requests that need (re)scheduling */
     volatile int32_t pending_count;
-    opal_list_t xoff_procs;         /* ob1x_proc_t we told to stop eager sends */
+    opal_list_t xoff_procs; /* ob1x_proc_t we told to stop eager sends */
 
     /* Fragments for communicators this process has not created yet. */
     opal_mutex_t orphan_lock;
@@ -107,8 +107,8 @@ int ob1x_iprobe(int src, int tag, struct ompi_communicator_t *comm, int *matched
 int ob1x_probe(int src, int tag, struct ompi_communicator_t *comm, ompi_status_public_t *status);
 int ob1x_improbe(int src, int tag, struct ompi_communicator_t *comm, int *matched,
                  struct ompi_message_t **message, ompi_status_public_t *status);
-int ob1x_mprobe(int src, int tag, struct ompi_communicator_t *comm,
-                struct ompi_message_t **message, ompi_status_public_t *status);
+int ob1x_mprobe(int src, int tag, struct ompi_communicator_t *comm, struct ompi_message_t **message,
+                ompi_status_public_t *status);
 
 int ob1x_start(size_t count, struct ompi_request_t **requests);
 int ob1x_dump(struct ompi_communicator_t *comm, int verbose);
@@ -137,11 +137,11 @@ static inline void ob1x_pending_added(void)
     opal_atomic_add_fetch_32(&mca_pml_ob1x.pending_count, 1);
 }
 
-#define OB1X_VERBOSE(level, ...)                                          \
-    do {                                                                  \
-        if (mca_pml_ob1x.params.verbose >= (level)) {                     \
-            opal_output(mca_pml_ob1x.output, "pml:ob1x: " __VA_ARGS__);   \
-        }                                                                 \
+#define OB1X_VERBOSE(level, ...)                                                                   \
+    do {                                                                                           \
+        if (mca_pml_ob1x.params.verbose >= (level)) {                                              \
+            opal_output(mca_pml_ob1x.output, "pml:ob1x: " __VA_ARGS__);                            \
+        }                                                                                          \
     } while (0)
 
 END_C_DECLS

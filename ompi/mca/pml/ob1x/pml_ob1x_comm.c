@@ -24,8 +24,8 @@ ob1x_proc_t *ob1x_proc_create(struct ompi_proc_t *proc)
     OBJ_CONSTRUCT(&op->xoff_item, opal_list_item_t);
     op->proc = proc;
     /* Two threads may race to create it: the first one wins. */
-    if (!opal_atomic_compare_exchange_strong_ptr(
-            &proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML], &expected, op)) {
+    if (!opal_atomic_compare_exchange_strong_ptr(&proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML],
+                                                 &expected, op)) {
         free(op);
         return (ob1x_proc_t *) expected;
     }

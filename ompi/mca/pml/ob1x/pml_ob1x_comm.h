@@ -31,11 +31,11 @@ typedef struct ob1x_comm_peer {
     struct ompi_proc_t *proc;
     struct ob1x_proc *oproc;
     volatile int32_t send_seq; /* next sequence number we send to this peer (low 16 bits) */
-    uint16_t expected_seq;        /* next sequence number we accept from this peer */
-    int tombstones;               /* cancelled-message markers waiting in out_of_order */
-    opal_list_t specific;         /* posted receives naming this peer, in posting order */
-    opal_list_t unexpected;       /* in-sequence fragments nobody has matched yet */
-    opal_list_t out_of_order;     /* fragments ahead of expected_seq, sorted by sequence */
+    uint16_t expected_seq;     /* next sequence number we accept from this peer */
+    int tombstones;            /* cancelled-message markers waiting in out_of_order */
+    opal_list_t specific;      /* posted receives naming this peer, in posting order */
+    opal_list_t unexpected;    /* in-sequence fragments nobody has matched yet */
+    opal_list_t out_of_order;  /* fragments ahead of expected_seq, sorted by sequence */
 } ob1x_comm_peer_t;
 
 typedef struct ob1x_comm {
@@ -49,11 +49,11 @@ typedef struct ob1x_comm {
 
 /* Per peer process (not per communicator): receiver-congestion state. */
 typedef struct ob1x_proc {
-    volatile int32_t congested;  /* the peer asked us to send by rendezvous only */
-    uint64_t flow_gen_seen;      /* newest FLOW generation received from the peer */
-    uint64_t flow_gen_sent;      /* generation of the last FLOW we sent to the peer */
-    bool xoff_sent;              /* we told the peer we are congested */
-    opal_list_item_t xoff_item;  /* on the list of peers told so */
+    volatile int32_t congested; /* the peer asked us to send by rendezvous only */
+    uint64_t flow_gen_seen;     /* newest FLOW generation received from the peer */
+    uint64_t flow_gen_sent;     /* generation of the last FLOW we sent to the peer */
+    bool xoff_sent;             /* we told the peer we are congested */
+    opal_list_item_t xoff_item; /* on the list of peers told so */
     struct ompi_proc_t *proc;
 } ob1x_proc_t;
 
@@ -65,7 +65,7 @@ static inline ob1x_comm_t *ob1x_comm_of(struct ompi_communicator_t *comm)
 /* Sequence numbers wrap at 16 bits; "ahead" means within half the space. */
 static inline bool ob1x_seq_ahead(uint16_t seq, uint16_t expected)
 {
-    return (uint16_t)(seq - expected) < 0x8000;
+    return (uint16_t) (seq - expected) < 0x8000;
 }
 
 ob1x_proc_t *ob1x_proc_create(struct ompi_proc_t *proc);

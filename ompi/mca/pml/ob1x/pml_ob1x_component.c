@@ -24,19 +24,21 @@ static mca_pml_base_module_t *component_init(int *priority, bool progress_thread
 static int component_finalize(void);
 
 mca_pml_base_component_2_0_0_t mca_pml_ob1x_component = {
-    .pmlm_version = {
-        MCA_PML_BASE_VERSION_2_0_0,
-        .mca_component_name = "ob1x",
-        .mca_component_major_version = OB1X_MAJOR_VERSION,
-        .mca_component_minor_version = OB1X_MINOR_VERSION,
-        .mca_component_release_version = OB1X_RELEASE_VERSION,
-        .mca_open_component = component_open,
-        .mca_close_component = component_close,
-        .mca_register_component_params = component_register,
-    },
-    .pmlm_data = {
-        .param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT,
-    },
+    .pmlm_version =
+        {
+            MCA_PML_BASE_VERSION_2_0_0,
+            .mca_component_name = "ob1x",
+            .mca_component_major_version = OB1X_MAJOR_VERSION,
+            .mca_component_minor_version = OB1X_MINOR_VERSION,
+            .mca_component_release_version = OB1X_RELEASE_VERSION,
+            .mca_open_component = component_open,
+            .mca_close_component = component_close,
+            .mca_register_component_params = component_register,
+        },
+    .pmlm_data =
+        {
+            .param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT,
+        },
     .pmlm_init = component_init,
     .pmlm_finalize = component_finalize,
 };
@@ -72,8 +74,10 @@ static int component_register(void)
         .unexpected_limit = 64UL << 20,
         .fault_every = 0,
     };
-    reg_int("priority", "Selection priority of pml/ob1x (default 20, as ob1; "
-            "select explicitly with --mca pml ob1x)", &p->priority, OPAL_INFO_LVL_3);
+    reg_int("priority",
+            "Selection priority of pml/ob1x (default 20, as ob1; "
+            "select explicitly with --mca pml ob1x)",
+            &p->priority, OPAL_INFO_LVL_3);
     reg_int("verbose", "Verbosity of pml/ob1x diagnostics, 0 (quiet) to 100", &p->verbose,
             OPAL_INFO_LVL_9);
     reg_int("free_list_num", "Requests and held fragments allocated up front (>= 0)",
@@ -151,12 +155,11 @@ static int init_list(opal_free_list_t *list, size_t size, opal_class_t *cls)
 
     OBJ_CONSTRUCT(list, opal_free_list_t);
     return opal_free_list_init(list, size, opal_cache_line_size, cls, 0, opal_cache_line_size,
-                               p->free_list_num, p->free_list_max, p->free_list_inc, NULL, 0,
-                               NULL, NULL, NULL);
+                               p->free_list_num, p->free_list_max, p->free_list_inc, NULL, 0, NULL,
+                               NULL, NULL);
 }
 
-static mca_pml_base_module_t *component_init(int *priority, bool progress_threads,
-                                             bool mpi_threads)
+static mca_pml_base_module_t *component_init(int *priority, bool progress_threads, bool mpi_threads)
 {
     mca_pml_ob1x_t *m = &mca_pml_ob1x;
 
@@ -171,8 +174,8 @@ static mca_pml_base_module_t *component_init(int *priority, bool progress_thread
                                   OBJ_CLASS(ob1x_send_request_t)) ||
         OMPI_SUCCESS != init_list(&m->recv_requests, sizeof(ob1x_recv_request_t),
                                   OBJ_CLASS(ob1x_recv_request_t)) ||
-        OMPI_SUCCESS != init_list(&m->recv_frags, sizeof(ob1x_recv_frag_t),
-                                  OBJ_CLASS(ob1x_recv_frag_t))) {
+        OMPI_SUCCESS !=
+            init_list(&m->recv_frags, sizeof(ob1x_recv_frag_t), OBJ_CLASS(ob1x_recv_frag_t))) {
         opal_output(0, "pml:ob1x: cannot allocate the request free lists");
         return NULL;
     }

@@ -22,25 +22,26 @@
 
 /* Header types; the BTL tag of a message is MCA_BTL_TAG_PML + type. */
 enum ob1x_hdr_type {
-    OB1X_HDR_MATCH = 1, /* eager message: header + whole payload */
-    OB1X_HDR_RNDV = 2,  /* rendezvous: header + first part of the payload */
-    OB1X_HDR_ACK = 3,   /* receiver matched a RNDV; sender may continue */
-    OB1X_HDR_FRAG = 4,  /* a pipeline fragment of a matched message */
-    OB1X_HDR_RGET = 5,  /* reserved for RDMA direct get */
-    OB1X_HDR_PUT = 6,   /* reserved for RDMA put (receiver-offered buffer) */
-    OB1X_HDR_FIN = 7,   /* reserved for RDMA completion */
+    OB1X_HDR_MATCH = 1,      /* eager message: header + whole payload */
+    OB1X_HDR_RNDV = 2,       /* rendezvous: header + first part of the payload */
+    OB1X_HDR_ACK = 3,        /* receiver matched a RNDV; sender may continue */
+    OB1X_HDR_FRAG = 4,       /* a pipeline fragment of a matched message */
+    OB1X_HDR_RGET = 5,       /* reserved for RDMA direct get */
+    OB1X_HDR_PUT = 6,        /* reserved for RDMA put (receiver-offered buffer) */
+    OB1X_HDR_FIN = 7,        /* reserved for RDMA completion */
     OB1X_HDR_CANCEL = 8,     /* sender asks to withdraw an unmatched message */
     OB1X_HDR_CANCEL_ACK = 9, /* receiver's answer to CANCEL */
     OB1X_HDR_FLOW = 10,      /* receiver's unexpected-queue congestion state */
     OB1X_HDR_TYPE_MAX
 };
 
-#define OB1X_BTL_TAG(type) ((mca_btl_base_tag_t)(MCA_BTL_TAG_PML + (type)))
+#define OB1X_BTL_TAG(type) ((mca_btl_base_tag_t) (MCA_BTL_TAG_PML + (type)))
 
 /* Flags of the common header. */
 #define OB1X_HDR_FLAG_SYNC 0x01 /* sender wants an ACK even if all data came with RNDV */
-#define OB1X_HDR_FLAG_VOID 0x02 /* MATCH only: fills a sequence slot whose send failed
-                                   locally (e.g. MPI_Bsend without buffer space) */
+#define OB1X_HDR_FLAG_VOID                                                                         \
+    0x02 /* MATCH only: fills a sequence slot whose send failed                                    \
+            locally (e.g. MPI_Bsend without buffer space) */
 
 typedef struct ob1x_hdr_common {
     uint8_t type;    /* enum ob1x_hdr_type */
@@ -52,33 +53,33 @@ typedef struct ob1x_hdr_common {
 /* MATCH: everything the receiver needs to match; payload follows. 16 bytes. */
 typedef struct ob1x_hdr_match {
     ob1x_hdr_common_t common;
-    uint16_t ctx;  /* communicator context id (c_contextid) */
-    uint16_t seq;  /* per (communicator, sender, receiver) sequence number */
-    int32_t src;   /* sender's rank in the communicator (local group) */
-    int32_t tag;   /* MPI tag */
+    uint16_t ctx; /* communicator context id (c_contextid) */
+    uint16_t seq; /* per (communicator, sender, receiver) sequence number */
+    int32_t src;  /* sender's rank in the communicator (local group) */
+    int32_t tag;  /* MPI tag */
 } ob1x_hdr_match_t;
 
 /* RNDV: a MATCH plus the total length and the sender's request. 32 bytes. */
 typedef struct ob1x_hdr_rndv {
     ob1x_hdr_match_t match;
-    uint64_t msg_length;  /* total packed bytes of the message */
-    uint64_t src_req;     /* sender's request, echoed back in ACK/CANCEL_ACK */
+    uint64_t msg_length; /* total packed bytes of the message */
+    uint64_t src_req;    /* sender's request, echoed back in ACK/CANCEL_ACK */
 } ob1x_hdr_rndv_t;
 
 /* ACK: receiver matched a RNDV. 24 bytes. */
 typedef struct ob1x_hdr_ack {
     ob1x_hdr_common_t common;
     uint32_t pad;
-    uint64_t src_req;     /* sender's request from the RNDV */
-    uint64_t dst_req;     /* receiver's request, carried by every FRAG */
+    uint64_t src_req; /* sender's request from the RNDV */
+    uint64_t dst_req; /* receiver's request, carried by every FRAG */
 } ob1x_hdr_ack_t;
 
 /* FRAG: one pipeline fragment; payload follows. 24 bytes. */
 typedef struct ob1x_hdr_frag {
     ob1x_hdr_common_t common;
     uint32_t pad;
-    uint64_t offset;      /* byte offset of the payload in the packed message */
-    uint64_t dst_req;     /* receiver's request from the ACK */
+    uint64_t offset;  /* byte offset of the payload in the packed message */
+    uint64_t dst_req; /* receiver's request from the ACK */
 } ob1x_hdr_frag_t;
 
 /* CANCEL / CANCEL_ACK: identify a message by (ctx, src, seq). 24 bytes. */
@@ -86,18 +87,18 @@ typedef struct ob1x_hdr_cancel {
     ob1x_hdr_common_t common;
     uint16_t ctx;
     uint16_t seq;
-    int32_t src;          /* sender's rank in the communicator */
-    uint32_t cancelled;   /* CANCEL_ACK only: 1 if the message was withdrawn */
-    uint64_t src_req;     /* sender's request */
+    int32_t src;        /* sender's rank in the communicator */
+    uint32_t cancelled; /* CANCEL_ACK only: 1 if the message was withdrawn */
+    uint64_t src_req;   /* sender's request */
 } ob1x_hdr_cancel_t;
 
 /* FLOW: tells a sender whether the receiver's unexpected queue is over its limit.
  * A BTL callback does not name the sending process, so the header does. 24 bytes. */
 typedef struct ob1x_hdr_flow {
     ob1x_hdr_common_t common;
-    uint32_t congested;   /* 1: send everything by rendezvous; 0: eager allowed again */
-    uint64_t generation;  /* increases with every FLOW sent to this peer; stale ones are ignored */
-    uint32_t jobid;       /* the receiver's process name (opal_process_name_t) */
+    uint32_t congested;  /* 1: send everything by rendezvous; 0: eager allowed again */
+    uint64_t generation; /* increases with every FLOW sent to this peer; stale ones are ignored */
+    uint32_t jobid;      /* the receiver's process name (opal_process_name_t) */
     uint32_t vpid;
 } ob1x_hdr_flow_t;
 
@@ -123,14 +124,21 @@ static inline void ob1x_hdr_common_init(ob1x_hdr_common_t *hdr, uint8_t type, ui
 static inline size_t ob1x_hdr_size(uint8_t type)
 {
     switch (type) {
-    case OB1X_HDR_MATCH: return sizeof(ob1x_hdr_match_t);
-    case OB1X_HDR_RNDV: return sizeof(ob1x_hdr_rndv_t);
-    case OB1X_HDR_ACK: return sizeof(ob1x_hdr_ack_t);
-    case OB1X_HDR_FRAG: return sizeof(ob1x_hdr_frag_t);
-    case OB1X_HDR_CANCEL:
-    case OB1X_HDR_CANCEL_ACK: return sizeof(ob1x_hdr_cancel_t);
-    case OB1X_HDR_FLOW: return sizeof(ob1x_hdr_flow_t);
-    default: return 0;
+        case OB1X_HDR_MATCH:
+            return sizeof(ob1x_hdr_match_t);
+        case OB1X_HDR_RNDV:
+            return sizeof(ob1x_hdr_rndv_t);
+        case OB1X_HDR_ACK:
+            return sizeof(ob1x_hdr_ack_t);
+        case OB1X_HDR_FRAG:
+            return sizeof(ob1x_hdr_frag_t);
+        case OB1X_HDR_CANCEL:
+        case OB1X_HDR_CANCEL_ACK:
+            return sizeof(ob1x_hdr_cancel_t);
+        case OB1X_HDR_FLOW:
+            return sizeof(ob1x_hdr_flow_t);
+        default:
+            return 0;
     }
 }
 

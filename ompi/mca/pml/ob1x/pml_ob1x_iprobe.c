@@ -100,8 +100,8 @@ int ob1x_improbe(int src, int tag, struct ompi_communicator_t *comm, int *matche
     return OMPI_SUCCESS;
 }
 
-int ob1x_mprobe(int src, int tag, struct ompi_communicator_t *comm,
-                struct ompi_message_t **message, ompi_status_public_t *status)
+int ob1x_mprobe(int src, int tag, struct ompi_communicator_t *comm, struct ompi_message_t **message,
+                ompi_status_public_t *status)
 {
     ob1x_recv_frag_t *frag;
 

@@ -17,8 +17,8 @@
  * left; otherwise *seq holds the sequence number the caller must reuse
  * (or -1 if none was drawn).
  */
-static inline int send_inline(const void *buf, size_t count, struct ompi_datatype_t *dtype,
-                              int dst, int tag, struct ompi_communicator_t *comm, int *seq)
+static inline int send_inline(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst,
+                              int tag, struct ompi_communicator_t *comm, int *seq)
 {
     ob1x_comm_peer_t *peer = ob1x_peer(comm, dst);
     mca_bml_base_btl_t *bml_btl;
@@ -46,8 +46,8 @@ static inline int send_inline(const void *buf, size_t count, struct ompi_datatyp
     hdr.tag = tag;
 
     OBJ_CONSTRUCT(&conv, opal_convertor_t);
-    opal_convertor_copy_and_prepare_for_send(peer->proc->super.proc_convertor, &dtype->super,
-                                             count, buf, 0, &conv);
+    opal_convertor_copy_and_prepare_for_send(peer->proc->super.proc_convertor, &dtype->super, count,
+                                             buf, 0, &conv);
     rc = mca_bml_base_sendi(bml_btl, &conv, &hdr, sizeof(hdr), size, MCA_BTL_NO_ORDER,
                             MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP,
                             OB1X_BTL_TAG(OB1X_HDR_MATCH), NULL);
@@ -59,10 +59,9 @@ static inline int send_inline(const void *buf, size_t count, struct ompi_datatyp
 }
 
 /* Allocate, initialise and start a send request with a given sequence. */
-static int send_request_begin(const void *buf, size_t count, struct ompi_datatype_t *dtype,
-                              int dst, int tag, mca_pml_base_send_mode_t mode,
-                              struct ompi_communicator_t *comm, int seq,
-                              ob1x_send_request_t **out)
+static int send_request_begin(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst,
+                              int tag, mca_pml_base_send_mode_t mode,
+                              struct ompi_communicator_t *comm, int seq, ob1x_send_request_t **out)
 {
     ob1x_send_request_t *req = ob1x_send_request_alloc();
     int rc;

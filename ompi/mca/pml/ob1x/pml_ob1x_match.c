@@ -23,7 +23,8 @@
 static ob1x_recv_request_t *first_match(opal_list_t *queue, int32_t tag)
 {
     ob1x_recv_request_t *req;
-    OPAL_LIST_FOREACH (req, queue, ob1x_recv_request_t) {
+    OPAL_LIST_FOREACH(req, queue, ob1x_recv_request_t)
+    {
         if (ob1x_tag_matches(req->base.req_base.req_tag, tag)) {
             return req;
         }
@@ -40,7 +41,7 @@ ob1x_recv_request_t *ob1x_match_posted(ob1x_comm_t *oc, ob1x_comm_peer_t *peer,
     if (OPAL_UNLIKELY(!opal_list_is_empty(&oc->wildcard))) {
         wild = first_match(&oc->wildcard, hdr->tag);
     }
-    if (NULL != wild && (NULL == spec || (int32_t)(wild->post_seq - spec->post_seq) < 0)) {
+    if (NULL != wild && (NULL == spec || (int32_t) (wild->post_seq - spec->post_seq) < 0)) {
         opal_list_remove_item(&oc->wildcard, (opal_list_item_t *) wild);
         return wild;
     }
@@ -69,7 +70,8 @@ void ob1x_unexpected_remove(ob1x_comm_t *oc, ob1x_comm_peer_t *peer, ob1x_recv_f
 ob1x_recv_frag_t *ob1x_unexpected_find(ob1x_comm_peer_t *peer, int tag)
 {
     ob1x_recv_frag_t *frag;
-    OPAL_LIST_FOREACH (frag, &peer->unexpected, ob1x_recv_frag_t) {
+    OPAL_LIST_FOREACH(frag, &peer->unexpected, ob1x_recv_frag_t)
+    {
         if (ob1x_tag_matches(tag, frag->hdr.match.tag)) {
             return frag;
         }
@@ -81,7 +83,8 @@ ob1x_recv_frag_t *ob1x_unexpected_find(ob1x_comm_peer_t *peer, int tag)
 static void ooo_insert(ob1x_comm_peer_t *peer, ob1x_recv_frag_t *frag)
 {
     ob1x_recv_frag_t *cur;
-    OPAL_LIST_FOREACH_REV (cur, &peer->out_of_order, ob1x_recv_frag_t) {
+    OPAL_LIST_FOREACH_REV(cur, &peer->out_of_order, ob1x_recv_frag_t)
+    {
         if (ob1x_seq_ahead(frag->hdr.match.seq, cur->hdr.match.seq)) {
             opal_list_insert_pos(&peer->out_of_order, opal_list_get_next(&cur->super.super),
                                  &frag->super.super);
@@ -94,7 +97,8 @@ static void ooo_insert(ob1x_comm_peer_t *peer, ob1x_recv_frag_t *frag)
 static ob1x_recv_frag_t *ooo_find(ob1x_comm_peer_t *peer, uint16_t seq)
 {
     ob1x_recv_frag_t *cur;
-    OPAL_LIST_FOREACH (cur, &peer->out_of_order, ob1x_recv_frag_t) {
+    OPAL_LIST_FOREACH(cur, &peer->out_of_order, ob1x_recv_frag_t)
+    {
         if (cur->hdr.match.seq == seq) {
             return cur;
         }
@@ -154,8 +158,7 @@ static void deliver_all(ob1x_deliveries_t *out)
  * tombstone exists. Takes ownership of the lock and releases it.
  */
 static void __opal_attribute_noinline__ match_slow(ob1x_comm_t *oc, ob1x_comm_peer_t *peer,
-                                                   ob1x_recv_frag_t *frag,
-                                                   ob1x_deliveries_t *out)
+                                                   ob1x_recv_frag_t *frag, ob1x_deliveries_t *out)
 {
     uint16_t seq = frag->hdr.match.seq;
     ob1x_recv_frag_t *tomb = peer->tombstones ? ooo_find(peer, seq) : NULL;
@@ -176,9 +179,8 @@ static void __opal_attribute_noinline__ match_slow(ob1x_comm_t *oc, ob1x_comm_pe
     drain_out_of_order(oc, peer, out);
 }
 
-void ob1x_match_incoming(ob1x_comm_t *oc, struct ompi_communicator_t *comm,
-                         const ob1x_hdr_t *hdr, const mca_btl_base_segment_t *segs,
-                         size_t nsegs)
+void ob1x_match_incoming(ob1x_comm_t *oc, struct ompi_communicator_t *comm, const ob1x_hdr_t *hdr,
+                         const mca_btl_base_segment_t *segs, size_t nsegs)
 {
     size_t hdr_len = ob1x_hdr_size(hdr->common.type);
     ob1x_comm_peer_t *peer = &oc->peers[hdr->match.src];
@@ -214,7 +216,6 @@ void ob1x_match_incoming(ob1x_comm_t *oc, struct ompi_communicator_t *comm,
     }
     OPAL_THREAD_UNLOCK(&oc->lock);
 
-
     if (NULL != req) {
         ob1x_recv_request_deliver(req, hdr, (const unsigned char *) segs[0].seg_addr.pval + hdr_len,
                                   segs[0].seg_len - hdr_len, segs + 1, nsegs - 1);
@@ -249,7 +250,8 @@ bool ob1x_match_cancel(ob1x_comm_t *oc, int32_t src, uint16_t seq)
     bool cancelled = false;
 
     OPAL_THREAD_LOCK(&oc->lock);
-    OPAL_LIST_FOREACH (frag, &peer->unexpected, ob1x_recv_frag_t) {
+    OPAL_LIST_FOREACH(frag, &peer->unexpected, ob1x_recv_frag_t)
+    {
         if (frag->hdr.match.seq == seq) {
             ob1x_unexpected_remove(oc, peer, frag);
             ob1x_recv_frag_release(frag);
@@ -312,7 +314,7 @@ void ob1x_flow_check(struct ompi_proc_t *sender)
         }
         return;
     }
-    if (held > (int64_t)(limit / 2) || opal_list_is_empty(&mca_pml_ob1x.xoff_procs)) {
+    if (held > (int64_t) (limit / 2) || opal_list_is_empty(&mca_pml_ob1x.xoff_procs)) {
         return;
     }
     for (;;) {
@@ -396,4 +398,3 @@ void ob1x_recv_request_start(ob1x_recv_request_t *req)
         ob1x_flow_release();
     }
 }
-

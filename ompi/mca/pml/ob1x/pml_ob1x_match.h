@@ -37,9 +37,8 @@ typedef struct ob1x_deliveries {
  * A MATCH/RNDV arrived from a BTL. Matches it (or stores it), releases more
  * held fragments that are now in sequence, and delivers everything matched.
  */
-void ob1x_match_incoming(ob1x_comm_t *oc, struct ompi_communicator_t *comm,
-                         const ob1x_hdr_t *hdr, const mca_btl_base_segment_t *segs,
-                         size_t nsegs);
+void ob1x_match_incoming(ob1x_comm_t *oc, struct ompi_communicator_t *comm, const ob1x_hdr_t *hdr,
+                         const mca_btl_base_segment_t *segs, size_t nsegs);
 
 /* Same for a fragment that was saved earlier (orphans being replayed). */
 void ob1x_match_incoming_frag(ob1x_comm_t *oc, struct ompi_communicator_t *comm,

@@ -16,9 +16,9 @@
 
 /* Sender-side protocols (see docs/ob1x.md for the selection table). */
 typedef enum ob1x_protocol {
-    OB1X_PROTO_EAGER_IMMEDIATE, /* btl_sendi, no request needed */
-    OB1X_PROTO_EAGER_PREPARED,  /* btl_prepare_src straight from the user buffer */
-    OB1X_PROTO_EAGER_ALLOCATED, /* btl_alloc + pack */
+    OB1X_PROTO_EAGER_IMMEDIATE,   /* btl_sendi, no request needed */
+    OB1X_PROTO_EAGER_PREPARED,    /* btl_prepare_src straight from the user buffer */
+    OB1X_PROTO_EAGER_ALLOCATED,   /* btl_alloc + pack */
     OB1X_PROTO_SENDRECV_PIPELINE, /* RNDV + ACK + FRAGs */
     OB1X_PROTO_BUFFERED_PIPELINE, /* packed into the attached buffer, then pipeline */
     OB1X_PROTO_COUNT
@@ -26,10 +26,10 @@ typedef enum ob1x_protocol {
 
 /* Other counters, one MPI_T variable each. */
 typedef enum ob1x_event {
-    OB1X_EV_SYNCHRONOUS,       /* synchronous-mode sends */
-    OB1X_EV_FLOW_CONTROL_RNDV, /* sends forced to rendezvous by a congested receiver */
-    OB1X_EV_OUT_OF_ORDER,      /* MATCH/RNDV received ahead of sequence */
-    OB1X_EV_RESOURCE_RETRIES,  /* sends / control messages queued for lack of BTL resources */
+    OB1X_EV_SYNCHRONOUS,          /* synchronous-mode sends */
+    OB1X_EV_FLOW_CONTROL_RNDV,    /* sends forced to rendezvous by a congested receiver */
+    OB1X_EV_OUT_OF_ORDER,         /* MATCH/RNDV received ahead of sequence */
+    OB1X_EV_RESOURCE_RETRIES,     /* sends / control messages queued for lack of BTL resources */
     OB1X_EV_UNEXPECTED_HIGHWATER, /* largest unexpected-queue length seen (messages) */
     OB1X_EV_COUNT
 } ob1x_event_t;
@@ -72,8 +72,8 @@ static inline void ob1x_count_unexpected(int delta)
 {
     int64_t now;
     if (opal_using_threads()) {
-        now = opal_atomic_add_fetch_64((volatile int64_t *) &ob1x_counters.unexpected_length,
-                                       delta);
+        now =
+            opal_atomic_add_fetch_64((volatile int64_t *) &ob1x_counters.unexpected_length, delta);
     } else {
         now = (ob1x_counters.unexpected_length += delta);
     }

@@ -74,8 +74,7 @@ void ob1x_recv_frag_release(ob1x_recv_frag_t *frag)
  * MPI_Comm_dup before us): keep it until ob1x_add_comm. */
 static void orphan_save(const ob1x_hdr_t *hdr, const mca_btl_base_segment_t *segs, size_t nsegs)
 {
-    ob1x_recv_frag_t *frag = ob1x_recv_frag_save(hdr, ob1x_hdr_size(hdr->common.type), segs,
-                                                 nsegs);
+    ob1x_recv_frag_t *frag = ob1x_recv_frag_save(hdr, ob1x_hdr_size(hdr->common.type), segs, nsegs);
     OPAL_THREAD_LOCK(&mca_pml_ob1x.orphan_lock);
     opal_list_append(&mca_pml_ob1x.orphan_frags, &frag->super.super);
     OPAL_THREAD_UNLOCK(&mca_pml_ob1x.orphan_lock);
@@ -89,7 +88,8 @@ void ob1x_recv_orphans_replay(struct ompi_communicator_t *comm)
 
     OBJ_CONSTRUCT(&mine, opal_list_t);
     OPAL_THREAD_LOCK(&mca_pml_ob1x.orphan_lock);
-    OPAL_LIST_FOREACH_SAFE (frag, next, &mca_pml_ob1x.orphan_frags, ob1x_recv_frag_t) {
+    OPAL_LIST_FOREACH_SAFE(frag, next, &mca_pml_ob1x.orphan_frags, ob1x_recv_frag_t)
+    {
         if (frag->hdr.match.ctx == (uint16_t) comm->c_contextid) {
             opal_list_remove_item(&mca_pml_ob1x.orphan_frags, &frag->super.super);
             opal_list_append(&mine, &frag->super.super);
@@ -116,8 +116,8 @@ static const ob1x_hdr_t *checked_hdr(const mca_btl_base_descriptor_t *des)
         opal_output(0,
                     "pml:ob1x: received a header of wire version %d (type %d, %zu bytes); this "
                     "build speaks version %d. All processes of a job must use the same ob1x.",
-                    hdr->common.version, hdr->common.type,
-                    (size_t) des->des_segments[0].seg_len, OB1X_HDR_VERSION);
+                    hdr->common.version, hdr->common.type, (size_t) des->des_segments[0].seg_len,
+                    OB1X_HDR_VERSION);
         ompi_rte_abort(OMPI_ERR_BAD_PARAM, NULL);
         return NULL;
     }
@@ -151,7 +151,7 @@ static void recv_cb_ack(mca_btl_base_module_t *btl, mca_btl_base_tag_t tag,
                         mca_btl_base_descriptor_t *des, void *cbdata)
 {
     const ob1x_hdr_t *hdr = checked_hdr(des);
-    ob1x_send_request_t *req = (ob1x_send_request_t *)(uintptr_t) hdr->ack.src_req;
+    ob1x_send_request_t *req = (ob1x_send_request_t *) (uintptr_t) hdr->ack.src_req;
 
     (void) btl;
     (void) tag;
@@ -163,7 +163,7 @@ static void recv_cb_frag(mca_btl_base_module_t *btl, mca_btl_base_tag_t tag,
                          mca_btl_base_descriptor_t *des, void *cbdata)
 {
     const ob1x_hdr_t *hdr = checked_hdr(des);
-    ob1x_recv_request_t *req = (ob1x_recv_request_t *)(uintptr_t) hdr->frag.dst_req;
+    ob1x_recv_request_t *req = (ob1x_recv_request_t *) (uintptr_t) hdr->frag.dst_req;
 
     (void) btl;
     (void) tag;
@@ -198,7 +198,7 @@ static void recv_cb_cancel_ack(mca_btl_base_module_t *btl, mca_btl_base_tag_t ta
     (void) btl;
     (void) tag;
     (void) cbdata;
-    ob1x_send_request_cancel_answer((ob1x_send_request_t *)(uintptr_t) hdr->cancel.src_req,
+    ob1x_send_request_cancel_answer((ob1x_send_request_t *) (uintptr_t) hdr->cancel.src_req,
                                     0 != hdr->cancel.cancelled);
 }
 

@@ -23,11 +23,11 @@ BEGIN_C_DECLS
 
 typedef struct ob1x_recv_frag {
     opal_free_list_item_t super;
-    ob1x_hdr_t hdr;          /* copy of the MATCH or RNDV header */
-    size_t data_len;         /* payload bytes held in data */
-    unsigned char *data;     /* inline_data or a heap block */
-    bool tombstone;          /* marker of a cancelled message, no payload */
-    bool arrived;            /* tombstone only: the cancelled message itself came in */
+    ob1x_hdr_t hdr;                /* copy of the MATCH or RNDV header */
+    size_t data_len;               /* payload bytes held in data */
+    unsigned char *data;           /* inline_data or a heap block */
+    bool tombstone;                /* marker of a cancelled message, no payload */
+    bool arrived;                  /* tombstone only: the cancelled message itself came in */
     struct ob1x_recv_request *req; /* set while a matched fragment waits for delivery */
     struct ob1x_recv_frag *next_delivery;
     unsigned char inline_data[OB1X_FRAG_INLINE];

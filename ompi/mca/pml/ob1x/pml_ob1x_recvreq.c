@@ -48,9 +48,8 @@ void ob1x_recv_request_init(ob1x_recv_request_t *req, void *buf, size_t count,
     MCA_PML_BASE_RECV_REQUEST_INIT(&req->base, buf, count, dtype, src, tag, comm, persistent);
     /* The job is homogeneous (checked at add_procs), so the local convertor
      * serves every sender and can be prepared before the match. */
-    opal_convertor_copy_and_prepare_for_recv(ompi_proc_local()->super.proc_convertor,
-                                             &dtype->super, count, buf, 0,
-                                             &req->base.req_base.req_convertor);
+    opal_convertor_copy_and_prepare_for_recv(ompi_proc_local()->super.proc_convertor, &dtype->super,
+                                             count, buf, 0, &req->base.req_base.req_convertor);
     opal_convertor_get_packed_size(&req->base.req_base.req_convertor, &req->capacity);
     req->release_bits = 0;
 }
@@ -135,7 +134,8 @@ static void keep_early(ob1x_recv_request_t *req, size_t offset, struct iovec *io
         memcpy(piece->data + piece->len, iov[i].iov_base, iov[i].iov_len);
         piece->len += iov[i].iov_len;
     }
-    OPAL_LIST_FOREACH (cur, &req->early_pieces, early_piece_t) {
+    OPAL_LIST_FOREACH(cur, &req->early_pieces, early_piece_t)
+    {
         if (cur->offset > offset) {
             opal_list_insert_pos(&req->early_pieces, &cur->super, &piece->super);
             return;
@@ -200,14 +200,13 @@ static void recv_request_add_bytes(ob1x_recv_request_t *req, size_t bytes)
 
 static void send_ack(ob1x_recv_request_t *req, const ob1x_hdr_rndv_t *rndv)
 {
-    struct ompi_proc_t *proc = ompi_comm_peer_lookup(req->base.req_base.req_comm,
-                                                     rndv->match.src);
+    struct ompi_proc_t *proc = ompi_comm_peer_lookup(req->base.req_base.req_comm, rndv->match.src);
     ob1x_hdr_t ack;
 
     memset(&ack, 0, sizeof(ack));
     ob1x_hdr_common_init(&ack.common, OB1X_HDR_ACK, 0);
     ack.ack.src_req = rndv->src_req;
-    ack.ack.dst_req = (uint64_t)(uintptr_t) req;
+    ack.ack.dst_req = (uint64_t) (uintptr_t) req;
     if (OMPI_SUCCESS != ob1x_ctl_send(proc, &ack)) {
         opal_output(0, "pml:ob1x: cannot acknowledge a message from %s: peer unreachable",
                     OMPI_NAME_PRINT(&proc->super.proc_name));
@@ -301,7 +300,8 @@ static int recv_request_cancel(struct ompi_request_t *request, int complete)
                              ? &oc->wildcard
                              : &oc->peers[req->base.req_base.req_peer].specific;
     opal_list_item_t *item;
-    OPAL_LIST_FOREACH (item, queue, opal_list_item_t) {
+    OPAL_LIST_FOREACH(item, queue, opal_list_item_t)
+    {
         if (item == (opal_list_item_t *) req) {
             opal_list_remove_item(queue, item);
             posted = true;

@@ -19,13 +19,13 @@ BEGIN_C_DECLS
 
 typedef struct ob1x_recv_request {
     mca_pml_base_recv_request_t base;
-    uint32_t post_seq;                  /* posting order within the communicator */
-    size_t capacity;                    /* packed bytes the receive buffer can take */
-    size_t msg_length;                  /* packed bytes the sender sends */
-    volatile size_t bytes_received;  /* payload bytes seen, delivered or truncated */
-    opal_mutex_t lock;                  /* serialises the convertor between fragments */
-    opal_list_t early_pieces;           /* FRAG payloads ahead of the convertor, by offset */
-    volatile int32_t release_bits;   /* OB1X_REL_* : who is done with the request */
+    uint32_t post_seq;              /* posting order within the communicator */
+    size_t capacity;                /* packed bytes the receive buffer can take */
+    size_t msg_length;              /* packed bytes the sender sends */
+    volatile size_t bytes_received; /* payload bytes seen, delivered or truncated */
+    opal_mutex_t lock;              /* serialises the convertor between fragments */
+    opal_list_t early_pieces;       /* FRAG payloads ahead of the convertor, by offset */
+    volatile int32_t release_bits;  /* OB1X_REL_* : who is done with the request */
 } ob1x_recv_request_t;
 
 OBJ_CLASS_DECLARATION(ob1x_recv_request_t);

@@ -36,8 +36,7 @@ static void send_request_construct(ob1x_send_request_t *req)
     req->base.req_base.req_ompi.req_cancel = send_request_cancel;
 }
 
-OBJ_CLASS_INSTANCE(ob1x_send_request_t, mca_pml_base_send_request_t, send_request_construct,
-                   NULL);
+OBJ_CLASS_INSTANCE(ob1x_send_request_t, mca_pml_base_send_request_t, send_request_construct, NULL);
 
 int ob1x_send_request_init(ob1x_send_request_t *req, const void *buf, size_t count,
                            struct ompi_datatype_t *dtype, int dst, int tag,
@@ -52,8 +51,8 @@ int ob1x_send_request_init(ob1x_send_request_t *req, const void *buf, size_t cou
     req->endpoint = peer->endpoint;
     req->oproc = peer->oproc;
     req->base.req_base.req_proc = peer->proc;
-    MCA_PML_BASE_SEND_REQUEST_INIT(&req->base, buf, count, dtype, dst, tag, comm, mode,
-                                   persistent, 0);
+    MCA_PML_BASE_SEND_REQUEST_INIT(&req->base, buf, count, dtype, dst, tag, comm, mode, persistent,
+                                   0);
     req->convertor_on_copy = false;
     req->release_bits = 0;
     return OMPI_SUCCESS;
@@ -85,10 +84,10 @@ void ob1x_send_request_reset(ob1x_send_request_t *req, int seq)
         /* A restarted persistent buffered send: its convertor still reads
          * the copy in the attached buffer, which is gone. */
         req->convertor_on_copy = false;
-        opal_convertor_copy_and_prepare_for_send(
-            req->base.req_base.req_proc->super.proc_convertor,
-            &req->base.req_base.req_datatype->super, req->base.req_base.req_count,
-            req->base.req_addr, 0, &req->base.req_base.req_convertor);
+        opal_convertor_copy_and_prepare_for_send(req->base.req_base.req_proc->super.proc_convertor,
+                                                 &req->base.req_base.req_datatype->super,
+                                                 req->base.req_base.req_count, req->base.req_addr,
+                                                 0, &req->base.req_base.req_convertor);
     } else if (0 != req->base.req_base.req_convertor.bConverted) {
         send_request_rewind(req);
     }
@@ -231,8 +230,7 @@ static void send_frag_done(mca_btl_base_module_t *btl, struct mca_btl_base_endpo
 }
 
 /* Local completion of a FRAG: account it and keep the pipeline full. */
-static void send_pipeline_frag_done(mca_btl_base_module_t *btl,
-                                    struct mca_btl_base_endpoint_t *ep,
+static void send_pipeline_frag_done(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
                                     mca_btl_base_descriptor_t *des, int status)
 {
     ob1x_send_request_t *req = (ob1x_send_request_t *) des->des_cbdata;
@@ -269,7 +267,7 @@ static int send_eager_des(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl,
         return OMPI_SUCCESS;
     }
     ob1x_count_add(&ob1x_counters.messages[proto], (uint64_t) -1);
-    ob1x_count_add(&ob1x_counters.bytes[proto], (uint64_t) -(int64_t) size);
+    ob1x_count_add(&ob1x_counters.bytes[proto], (uint64_t) - (int64_t) size);
     mca_bml_base_free(bml_btl, des);
     return OMPI_ERR_OUT_OF_RESOURCE;
 }
@@ -311,8 +309,8 @@ int ob1x_send_start_allocated(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_
     }
     if (size > 0) {
         struct iovec iov = {
-            .iov_base = (unsigned char *) des->des_segments[0].seg_addr.pval +
-                        sizeof(ob1x_hdr_match_t),
+            .iov_base =
+                (unsigned char *) des->des_segments[0].seg_addr.pval + sizeof(ob1x_hdr_match_t),
             .iov_len = size,
         };
         uint32_t iov_count = 1;
@@ -367,7 +365,7 @@ int ob1x_send_start_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, 
     hdr = (ob1x_hdr_rndv_t *) des->des_segments[0].seg_addr.pval;
     fill_match(&hdr->match, req, OB1X_HDR_RNDV, flags);
     hdr->msg_length = size;
-    hdr->src_req = (uint64_t)(uintptr_t) req;
+    hdr->src_req = (uint64_t) (uintptr_t) req;
 
     if (!req->bsend_packed) {
         req->protocol = OB1X_PROTO_SENDRECV_PIPELINE;
@@ -389,7 +387,7 @@ int ob1x_send_start_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, 
         return OMPI_SUCCESS;
     }
     ob1x_count_add(&ob1x_counters.messages[req->protocol], (uint64_t) -1);
-    ob1x_count_add(&ob1x_counters.bytes[req->protocol], (uint64_t) -(int64_t) size);
+    ob1x_count_add(&ob1x_counters.bytes[req->protocol], (uint64_t) - (int64_t) size);
     mca_bml_base_free(bml_btl, des);
     req->offset = 0;
     req->rndv_bytes = 0;
@@ -531,7 +529,7 @@ void ob1x_send_request_cancel_answer(ob1x_send_request_t *req, bool cancelled)
     req->cancel_state = OB1X_CANCEL_DONE;
     req->base.req_base.req_ompi.req_status._cancelled = 1;
     /* No ACK and no FRAG will ever come: drop what they would have settled. */
-    ob1x_send_request_subtract(req, (int64_t)(req->base.req_bytes_packed - req->rndv_bytes) + 1);
+    ob1x_send_request_subtract(req, (int64_t) (req->base.req_bytes_packed - req->rndv_bytes) + 1);
 }
 
 /* A send still waiting for BTL resources to start has sent nothing: take it
@@ -575,8 +573,7 @@ static int send_request_cancel(struct ompi_request_t *request, int complete)
         return OMPI_SUCCESS;
     }
     int32_t expected = OB1X_CANCEL_NONE;
-    if (!opal_atomic_compare_exchange_strong_32(&req->cancel_state, &expected,
-                                                OB1X_CANCEL_ASKED)) {
+    if (!opal_atomic_compare_exchange_strong_32(&req->cancel_state, &expected, OB1X_CANCEL_ASKED)) {
         return OMPI_SUCCESS;
     }
     memset(&hdr, 0, sizeof(hdr));
@@ -584,7 +581,7 @@ static int send_request_cancel(struct ompi_request_t *request, int complete)
     hdr.cancel.ctx = (uint16_t) req->base.req_base.req_comm->c_contextid;
     hdr.cancel.seq = req->seq;
     hdr.cancel.src = req->base.req_base.req_comm->c_my_rank;
-    hdr.cancel.src_req = (uint64_t)(uintptr_t) req;
+    hdr.cancel.src_req = (uint64_t) (uintptr_t) req;
     return ob1x_ctl_send(req->base.req_base.req_proc, &hdr);
 }
 

@@ -41,13 +41,13 @@ typedef struct ob1x_send_request {
     ob1x_protocol_t protocol;
     ob1x_send_state_t state;
     volatile int32_t cancel_state;
-    bool mpi_done;                     /* the MPI request is complete */
-    bool bsend_packed;                 /* payload lives in the MPI_Buffer_attach buffer */
-    bool convertor_on_copy;            /* the convertor reads that copy (re-prepare to restart) */
-    size_t rndv_bytes;                 /* payload carried by the RNDV */
-    size_t offset;                     /* packed bytes handed to BTLs so far */
-    uint64_t dst_req;                  /* receiver's request, from the ACK */
-    volatile int64_t outstanding;   /* bytes not yet locally complete, +1 until ACKed */
+    bool mpi_done;                /* the MPI request is complete */
+    bool bsend_packed;            /* payload lives in the MPI_Buffer_attach buffer */
+    bool convertor_on_copy;       /* the convertor reads that copy (re-prepare to restart) */
+    size_t rndv_bytes;            /* payload carried by the RNDV */
+    size_t offset;                /* packed bytes handed to BTLs so far */
+    uint64_t dst_req;             /* receiver's request, from the ACK */
+    volatile int64_t outstanding; /* bytes not yet locally complete, +1 until ACKed */
     volatile int32_t frags_in_flight;
     volatile int32_t schedule_lock; /* >0 while some thread runs the scheduler */
     volatile int32_t release_bits;  /* OB1X_REL_* as for receive requests */

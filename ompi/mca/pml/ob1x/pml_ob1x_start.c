@@ -69,17 +69,17 @@ int ob1x_start(size_t count, struct ompi_request_t **requests)
             continue;
         }
         switch (base->req_type) {
-        case MCA_PML_REQUEST_SEND:
-            rc = start_send(&requests[i]);
-            if (OMPI_SUCCESS != rc) {
-                return rc;
-            }
-            break;
-        case MCA_PML_REQUEST_RECV:
-            ob1x_recv_request_start((ob1x_recv_request_t *) base);
-            break;
-        default:
-            return OMPI_ERR_REQUEST;
+            case MCA_PML_REQUEST_SEND:
+                rc = start_send(&requests[i]);
+                if (OMPI_SUCCESS != rc) {
+                    return rc;
+                }
+                break;
+            case MCA_PML_REQUEST_RECV:
+                ob1x_recv_request_start((ob1x_recv_request_t *) base);
+                break;
+            default:
+                return OMPI_ERR_REQUEST;
         }
     }
     return OMPI_SUCCESS;

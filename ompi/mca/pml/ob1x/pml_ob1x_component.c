@@ -6,6 +6,7 @@
 #include "ompi_config.h"
 
 #include "opal/mca/base/mca_base_var.h"
+#include "opal/runtime/opal_progress.h"
 #include "ompi/mca/bml/base/base.h"
 #include "ompi/mca/pml/base/pml_base_bsend.h"
 
@@ -187,8 +188,10 @@ static mca_pml_base_module_t *component_init(int *priority, bool progress_thread
     OBJ_CONSTRUCT(&m->orphan_frags, opal_list_t);
     m->pending_count = 0;
     m->unexpected_bytes = 0;
-    /* The PML base registers the module's pml_progress (ob1x_progress)
-     * with opal_progress once we are selected. */
+    /* Low priority: queued work is rare, and every pass of the polling loop
+     * would otherwise pay for the check. The module's pml_progress is NULL
+     * so that the PML base does not register it a second time. */
+    opal_progress_register_lp(ob1x_progress);
     return &m->super;
 }
 
@@ -197,6 +200,7 @@ static int component_finalize(void)
     mca_pml_ob1x_t *m = &mca_pml_ob1x;
     opal_list_item_t *item;
 
+    opal_progress_unregister(ob1x_progress);
     mca_pml_base_bsend_fini();
     while (NULL != (item = opal_list_remove_first(&m->orphan_frags))) {
         ob1x_recv_frag_release((ob1x_recv_frag_t *) item);

@@ -120,26 +120,19 @@ static inline void ob1x_hdr_common_init(ob1x_hdr_common_t *hdr, uint8_t type, ui
     hdr->pad = 0;
 }
 
-/* Size of the header of a message of the given type. */
+/* Size of the header of a message of the given type (0: unknown type). */
 static inline size_t ob1x_hdr_size(uint8_t type)
 {
-    switch (type) {
-        case OB1X_HDR_MATCH:
-            return sizeof(ob1x_hdr_match_t);
-        case OB1X_HDR_RNDV:
-            return sizeof(ob1x_hdr_rndv_t);
-        case OB1X_HDR_ACK:
-            return sizeof(ob1x_hdr_ack_t);
-        case OB1X_HDR_FRAG:
-            return sizeof(ob1x_hdr_frag_t);
-        case OB1X_HDR_CANCEL:
-        case OB1X_HDR_CANCEL_ACK:
-            return sizeof(ob1x_hdr_cancel_t);
-        case OB1X_HDR_FLOW:
-            return sizeof(ob1x_hdr_flow_t);
-        default:
-            return 0;
-    }
+    static const uint8_t sizes[OB1X_HDR_TYPE_MAX] = {
+        [OB1X_HDR_MATCH] = sizeof(ob1x_hdr_match_t),
+        [OB1X_HDR_RNDV] = sizeof(ob1x_hdr_rndv_t),
+        [OB1X_HDR_ACK] = sizeof(ob1x_hdr_ack_t),
+        [OB1X_HDR_FRAG] = sizeof(ob1x_hdr_frag_t),
+        [OB1X_HDR_CANCEL] = sizeof(ob1x_hdr_cancel_t),
+        [OB1X_HDR_CANCEL_ACK] = sizeof(ob1x_hdr_cancel_t),
+        [OB1X_HDR_FLOW] = sizeof(ob1x_hdr_flow_t),
+    };
+    return type < OB1X_HDR_TYPE_MAX ? sizes[type] : 0;
 }
 
 #endif /* PML_OB1X_HDR_H */

@@ -105,21 +105,28 @@ void ob1x_recv_orphans_replay(struct ompi_communicator_t *comm)
 
 /* ------------------------------------------------------------- callbacks */
 
+static void __opal_attribute_noinline__ bad_hdr(const mca_btl_base_descriptor_t *des)
+{
+    const ob1x_hdr_t *hdr = (const ob1x_hdr_t *) des->des_segments[0].seg_addr.pval;
+
+    opal_output(0,
+                "pml:ob1x: received a header of wire version %d (type %d, %zu bytes); this "
+                "build speaks version %d. All processes of a job must use the same ob1x.",
+                hdr->common.version, hdr->common.type, (size_t) des->des_segments[0].seg_len,
+                OB1X_HDR_VERSION);
+    ompi_rte_abort(OMPI_ERR_BAD_PARAM, NULL);
+}
+
 /* Reject what this build cannot read; a mismatch means two different
  * builds of ob1x in one job, which can only end the job. */
-static const ob1x_hdr_t *checked_hdr(const mca_btl_base_descriptor_t *des)
+static inline const ob1x_hdr_t *checked_hdr(const mca_btl_base_descriptor_t *des)
 {
     const ob1x_hdr_t *hdr = (const ob1x_hdr_t *) des->des_segments[0].seg_addr.pval;
 
     if (OPAL_UNLIKELY(hdr->common.version != OB1X_HDR_VERSION ||
-                      des->des_segments[0].seg_len < ob1x_hdr_size(hdr->common.type))) {
-        opal_output(0,
-                    "pml:ob1x: received a header of wire version %d (type %d, %zu bytes); this "
-                    "build speaks version %d. All processes of a job must use the same ob1x.",
-                    hdr->common.version, hdr->common.type, (size_t) des->des_segments[0].seg_len,
-                    OB1X_HDR_VERSION);
-        ompi_rte_abort(OMPI_ERR_BAD_PARAM, NULL);
-        return NULL;
+                      des->des_segments[0].seg_len < ob1x_hdr_size(hdr->common.type) ||
+                      0 == ob1x_hdr_size(hdr->common.type))) {
+        bad_hdr(des);
     }
     return hdr;
 }

@@ -218,9 +218,22 @@ void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
                                const mca_btl_base_segment_t *more, size_t nmore)
 {
     struct iovec iov[MCA_BTL_DES_MAX_SEGMENTS + 1];
-    uint32_t n = payload_iov(iov, data, data_len, more, nmore);
+    uint32_t n;
     size_t payload = 0;
 
+    if (OPAL_LIKELY(0 == nmore && OB1X_HDR_MATCH == hdr->common.type)) {
+        /* The common eager case: one piece, no accounting against FRAGs. */
+        ob1x_recv_request_matched(req, &hdr->match, data_len);
+        if (data_len > 0 && req->capacity > 0) {
+            iov[0].iov_base = (void *) data;
+            iov[0].iov_len = data_len;
+            unpack_here(&req->base.req_base.req_convertor, iov, 1);
+        }
+        req->bytes_received = data_len;
+        ob1x_recv_request_complete(req);
+        return;
+    }
+    n = payload_iov(iov, data, data_len, more, nmore);
     for (uint32_t i = 0; i < n; ++i) {
         payload += iov[i].iov_len;
     }

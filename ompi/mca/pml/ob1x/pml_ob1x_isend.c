@@ -63,15 +63,11 @@ static int send_request_begin(const void *buf, size_t count, struct ompi_datatyp
                               int tag, mca_pml_base_send_mode_t mode,
                               struct ompi_communicator_t *comm, int seq, ob1x_send_request_t **out)
 {
-    ob1x_send_request_t *req = ob1x_send_request_alloc();
-    int rc;
+    ob1x_send_request_t *req = NULL;
+    int rc = ob1x_send_request_create(buf, count, dtype, dst, tag, mode, comm, false, &req);
 
-    if (OPAL_UNLIKELY(NULL == req)) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    rc = ob1x_send_request_init(req, buf, count, dtype, dst, tag, mode, comm, false);
+    *out = NULL;
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
-        opal_free_list_return(&mca_pml_ob1x.send_requests, (opal_free_list_item_t *) req);
         return rc;
     }
     ob1x_send_request_reset(req, seq);
@@ -90,7 +86,7 @@ int ob1x_isend(const void *buf, size_t count, struct ompi_datatype_t *dtype, int
                mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
                struct ompi_request_t **request)
 {
-    ob1x_send_request_t *req;
+    ob1x_send_request_t *req = NULL;
     int seq = -1, rc;
 
     if (MCA_PML_BASE_SEND_SYNCHRONOUS != mode) {
@@ -126,20 +122,9 @@ int ob1x_isend_init(const void *buf, size_t count, struct ompi_datatype_t *dtype
                     mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
                     struct ompi_request_t **request)
 {
-    ob1x_send_request_t *req = ob1x_send_request_alloc();
-    int rc;
+    ob1x_send_request_t *req = NULL;
+    int rc = ob1x_send_request_create(buf, count, dtype, dst, tag, mode, comm, true, &req);
 
-    if (OPAL_UNLIKELY(NULL == req)) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    rc = ob1x_send_request_init(req, buf, count, dtype, dst, tag, mode, comm, true);
-    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
-        opal_free_list_return(&mca_pml_ob1x.send_requests, (opal_free_list_item_t *) req);
-        return rc;
-    }
-    /* An inactive persistent request is finished as far as the PML goes. */
-    req->release_bits = OB1X_REL_PML_DONE;
-    req->base.req_base.req_pml_complete = true;
     *request = (ompi_request_t *) req;
-    return OMPI_SUCCESS;
+    return rc;
 }

@@ -38,15 +38,20 @@ static void send_request_construct(ob1x_send_request_t *req)
 
 OBJ_CLASS_INSTANCE(ob1x_send_request_t, mca_pml_base_send_request_t, send_request_construct, NULL);
 
-int ob1x_send_request_init(ob1x_send_request_t *req, const void *buf, size_t count,
-                           struct ompi_datatype_t *dtype, int dst, int tag,
-                           mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
-                           bool persistent)
+int ob1x_send_request_create(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst,
+                             int tag, mca_pml_base_send_mode_t mode,
+                             struct ompi_communicator_t *comm, bool persistent,
+                             ob1x_send_request_t **out)
 {
     ob1x_comm_peer_t *peer = ob1x_peer(comm, dst);
+    ob1x_send_request_t *req;
 
     if (OPAL_UNLIKELY(NULL == peer->endpoint)) {
         return OMPI_ERR_UNREACH;
+    }
+    req = (ob1x_send_request_t *) opal_free_list_get(&mca_pml_ob1x.send_requests);
+    if (OPAL_UNLIKELY(NULL == req)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
     }
     req->endpoint = peer->endpoint;
     req->oproc = peer->oproc;
@@ -54,7 +59,10 @@ int ob1x_send_request_init(ob1x_send_request_t *req, const void *buf, size_t cou
     MCA_PML_BASE_SEND_REQUEST_INIT(&req->base, buf, count, dtype, dst, tag, comm, mode, persistent,
                                    0);
     req->convertor_on_copy = false;
-    req->release_bits = 0;
+    /* An inactive persistent request is finished as far as the PML goes. */
+    req->release_bits = persistent ? OB1X_REL_PML_DONE : 0;
+    req->base.req_base.req_pml_complete = persistent;
+    *out = req;
     return OMPI_SUCCESS;
 }
 

@@ -55,10 +55,12 @@ typedef struct ob1x_send_request {
 
 OBJ_CLASS_DECLARATION(ob1x_send_request_t);
 
-int ob1x_send_request_init(ob1x_send_request_t *req, const void *buf, size_t count,
-                           struct ompi_datatype_t *dtype, int dst, int tag,
-                           mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
-                           bool persistent);
+/* A request from the free list, initialised for one message or a persistent
+ * send (then inactive until MPI_Start). */
+int ob1x_send_request_create(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst,
+                             int tag, mca_pml_base_send_mode_t mode,
+                             struct ompi_communicator_t *comm, bool persistent,
+                             ob1x_send_request_t **out);
 
 /* Protocol starts (pml_ob1x_sendreq.c). Each returns OMPI_SUCCESS, or
  * OMPI_ERR_OUT_OF_RESOURCE when the caller should queue the request. */
@@ -81,11 +83,6 @@ void ob1x_send_request_cancel_answer(ob1x_send_request_t *req, bool cancelled);
 void ob1x_send_request_mpi_complete(ob1x_send_request_t *req);
 void ob1x_send_request_subtract(ob1x_send_request_t *req, int64_t done);
 void ob1x_send_request_queue(ob1x_send_request_t *req, ob1x_send_state_t state);
-
-static inline ob1x_send_request_t *ob1x_send_request_alloc(void)
-{
-    return (ob1x_send_request_t *) opal_free_list_get(&mca_pml_ob1x.send_requests);
-}
 
 /* Payload bytes that fit in the first fragment of a rendezvous on this BTL. */
 static inline size_t ob1x_rndv_first_size(const mca_btl_base_module_t *btl)

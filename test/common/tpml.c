@@ -645,16 +645,6 @@ int t_pvar_exists(const char *name)
     return 0;
 }
 
-unsigned long long t_pvar_read(const char *name)
-{
-    t_pvar_h p;
-    unsigned long long v;
-    T_CHECK(t_pvar_open(name, &p), "pvar %s not found", name);
-    v = t_pvar_get(&p, name);
-    MPI_T_pvar_handle_free(t_session, &p.handle);
-    return v;
-}
-
 unsigned long long t_pv_read(t_pv which)
 {
     if (!t_pvars || !t_pv_h[which].found) return 0;

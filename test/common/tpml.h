@@ -227,9 +227,9 @@ typedef struct {
 
 /* Reads one pvar by enum (0 when pvars are absent). */
 unsigned long long t_pv_read(t_pv which);
-/* Reads one pvar by name (any pvar, e.g. of another component); fails if
- * it does not exist. Returns the value as unsigned long long. */
-unsigned long long t_pvar_read(const char *name);
+/* (No read by name: a counter read through a freshly allocated MPI_T handle
+ * counts from that allocation, so it would always be about 0. Reads go
+ * through the handles that t_init allocates once.) */
 /* 1 if a pvar named `name` exists. */
 int t_pvar_exists(const char *name);
 void t_snap_take(t_snap *s);

@@ -123,7 +123,7 @@ int ob1x_del_procs(struct ompi_proc_t **procs, size_t nprocs)
 
 int ob1x_enable(bool enable)
 {
-    mca_pml_ob1x.enabled = enable;
+    (void) enable; /* nothing to switch: ob1x is ready once selected */
     return OMPI_SUCCESS;
 }
 

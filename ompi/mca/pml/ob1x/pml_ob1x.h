@@ -59,7 +59,6 @@ typedef struct mca_pml_ob1x_t {
     /* Bytes of unexpected eager data held, over all communicators. */
     volatile int64_t unexpected_bytes;
 
-    bool enabled;
 } mca_pml_ob1x_t;
 
 OMPI_DECLSPEC extern mca_pml_ob1x_t mca_pml_ob1x;

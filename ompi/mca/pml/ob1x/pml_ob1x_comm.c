@@ -99,14 +99,6 @@ int ob1x_add_comm(struct ompi_communicator_t *comm)
     return OMPI_SUCCESS;
 }
 
-static void drop_frags(opal_list_t *list)
-{
-    opal_list_item_t *item;
-    while (NULL != (item = opal_list_remove_first(list))) {
-        ob1x_recv_frag_release((ob1x_recv_frag_t *) item);
-    }
-}
-
 int ob1x_del_comm(struct ompi_communicator_t *comm)
 {
     ob1x_comm_t *oc = ob1x_comm_of(comm);
@@ -122,7 +114,7 @@ int ob1x_del_comm(struct ompi_communicator_t *comm)
             ob1x_unexpected_remove(oc, peer, frag);
             ob1x_recv_frag_release(frag);
         }
-        drop_frags(&peer->out_of_order);
+        ob1x_recv_frags_drop(&peer->out_of_order);
         OBJ_DESTRUCT(&peer->specific);
         OBJ_DESTRUCT(&peer->unexpected);
         OBJ_DESTRUCT(&peer->out_of_order);

@@ -198,13 +198,10 @@ static mca_pml_base_module_t *component_init(int *priority, bool progress_thread
 static int component_finalize(void)
 {
     mca_pml_ob1x_t *m = &mca_pml_ob1x;
-    opal_list_item_t *item;
 
     opal_progress_unregister(ob1x_progress);
     mca_pml_base_bsend_fini();
-    while (NULL != (item = opal_list_remove_first(&m->orphan_frags))) {
-        ob1x_recv_frag_release((ob1x_recv_frag_t *) item);
-    }
+    ob1x_recv_frags_drop(&m->orphan_frags);
     OPAL_LIST_DESTRUCT(&m->pending_ctl);
     /* Requests still pending here belong to an erroneous program; the free
      * list teardown reclaims their memory. */

@@ -228,13 +228,11 @@ void ob1x_match_incoming(ob1x_comm_t *oc, struct ompi_communicator_t *comm, cons
     }
 }
 
-void ob1x_match_incoming_frag(ob1x_comm_t *oc, struct ompi_communicator_t *comm,
-                              ob1x_recv_frag_t *frag)
+void ob1x_match_incoming_frag(ob1x_comm_t *oc, ob1x_recv_frag_t *frag)
 {
     ob1x_comm_peer_t *peer = &oc->peers[frag->hdr.match.src];
     ob1x_deliveries_t out;
 
-    (void) comm;
     out.head = NULL;
     out.tail = &out.head;
     OPAL_THREAD_LOCK(&oc->lock);

@@ -41,8 +41,7 @@ void ob1x_match_incoming(ob1x_comm_t *oc, struct ompi_communicator_t *comm, cons
                          const mca_btl_base_segment_t *segs, size_t nsegs);
 
 /* Same for a fragment that was saved earlier (orphans being replayed). */
-void ob1x_match_incoming_frag(ob1x_comm_t *oc, struct ompi_communicator_t *comm,
-                              ob1x_recv_frag_t *frag);
+void ob1x_match_incoming_frag(ob1x_comm_t *oc, ob1x_recv_frag_t *frag);
 
 /* Handle a CANCEL for (src, seq); returns true if the message was withdrawn. */
 bool ob1x_match_cancel(ob1x_comm_t *oc, int32_t src, uint16_t seq);

@@ -68,6 +68,14 @@ void ob1x_recv_frag_release(ob1x_recv_frag_t *frag)
     opal_free_list_return(&mca_pml_ob1x.recv_frags, &frag->super);
 }
 
+void ob1x_recv_frags_drop(opal_list_t *list)
+{
+    opal_list_item_t *item;
+    while (NULL != (item = opal_list_remove_first(list))) {
+        ob1x_recv_frag_release((ob1x_recv_frag_t *) item);
+    }
+}
+
 /* --------------------------------------------------------------- orphans */
 
 /* A message for a communicator we have not created yet (a peer finished
@@ -98,7 +106,7 @@ void ob1x_recv_orphans_replay(struct ompi_communicator_t *comm)
     OPAL_THREAD_UNLOCK(&mca_pml_ob1x.orphan_lock);
     /* Arrival order is kept, and sequence numbers restore MPI order anyway. */
     while (NULL != (frag = (ob1x_recv_frag_t *) opal_list_remove_first(&mine))) {
-        ob1x_match_incoming_frag(oc, comm, frag);
+        ob1x_match_incoming_frag(oc, frag);
     }
     OBJ_DESTRUCT(&mine);
 }

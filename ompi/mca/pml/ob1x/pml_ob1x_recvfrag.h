@@ -39,6 +39,9 @@ ob1x_recv_frag_t *ob1x_recv_frag_save(const ob1x_hdr_t *hdr, size_t hdr_len,
                                       const mca_btl_base_segment_t *segs, size_t nsegs);
 void ob1x_recv_frag_release(ob1x_recv_frag_t *frag);
 
+/* Release every fragment of a list (no unexpected-queue accounting). */
+void ob1x_recv_frags_drop(opal_list_t *list);
+
 /* Total payload of a MATCH/RNDV: the eager data or the announced length. */
 static inline size_t ob1x_frag_msg_length(const ob1x_recv_frag_t *frag)
 {

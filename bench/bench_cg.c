@@ -6,8 +6,8 @@
  * difference, which cancels everything done once.
  *
  *   cg_pingpong  ping-pong of opts->sizes[0] bytes (keep it under the eager limit).  Receives
- *                are pre-posted, and a rank calls MPI_Wait only once the peer has said, through
- *                a shared-memory counter that MPI does not see, that its MPI_Send returned: the
+ *                are pre-posted, and a rank calls MPI_Waitall only once the peer has said, through
+ *                a shared-memory counter that MPI does not see, that its MPI_Isend returned: the
  *                data is then already there, so the count holds the send path, the receive path
  *                and one successful progress pass, with no empty polling whose amount would
  *                depend on timing.
@@ -88,39 +88,46 @@ static void cg_toggle(int collect)
     }
 }
 
+/*
+ * Sends are MPI_Isend, completed together with the next receive: over a BTL
+ * that returns a sender's fragment only once the receiver has consumed it
+ * (vader, smcuda) a blocking MPI_Send of a non-inline eager message cannot
+ * return before the peer polls, and the peer here only polls after it.
+ */
 static void pingpong(bench_ctx_t *ctx, cg_flags_t *f, int iters, int collect)
 {
     int cnt = (int) ctx->size;
     long base = __atomic_load_n(&f->sent[ctx->peer], __ATOMIC_ACQUIRE);
-    MPI_Request r;
+    MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}; /* receive, send */
 
     if (!ctx->initiator) {
-        MPI_Irecv(ctx->rbuf, cnt, MPI_BYTE, ctx->peer, TAG_CG, ctx->comm, &r);
+        MPI_Irecv(ctx->rbuf, cnt, MPI_BYTE, ctx->peer, TAG_CG, ctx->comm, &r[0]);
     }
     MPI_Barrier(ctx->comm);
     for (int i = 0; i < iters; i++) {
         if (ctx->initiator) {
             cg_toggle(collect);
-            MPI_Irecv(ctx->rbuf, cnt, MPI_BYTE, ctx->peer, TAG_CG, ctx->comm, &r);
-            MPI_Send(ctx->sbuf, cnt, MPI_BYTE, ctx->peer, TAG_CG, ctx->comm);
+            MPI_Irecv(ctx->rbuf, cnt, MPI_BYTE, ctx->peer, TAG_CG, ctx->comm, &r[0]);
+            MPI_Isend(ctx->sbuf, cnt, MPI_BYTE, ctx->peer, TAG_CG, ctx->comm, &r[1]);
             cg_toggle(collect);
             announce_sent(f, ctx->rank);
             await_sent(f, ctx->peer, base + i + 1);
             cg_toggle(collect);
-            MPI_Wait(&r, MPI_STATUS_IGNORE);
+            MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
             cg_toggle(collect);
         } else {
             await_sent(f, ctx->peer, base + i + 1);
             cg_toggle(collect);
-            MPI_Wait(&r, MPI_STATUS_IGNORE);
+            MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
             if (i + 1 < iters) {
-                MPI_Irecv(ctx->rbuf, cnt, MPI_BYTE, ctx->peer, TAG_CG, ctx->comm, &r);
+                MPI_Irecv(ctx->rbuf, cnt, MPI_BYTE, ctx->peer, TAG_CG, ctx->comm, &r[0]);
             }
-            MPI_Send(ctx->sbuf, cnt, MPI_BYTE, ctx->peer, TAG_CG, ctx->comm);
+            MPI_Isend(ctx->sbuf, cnt, MPI_BYTE, ctx->peer, TAG_CG, ctx->comm, &r[1]);
             cg_toggle(collect);
             announce_sent(f, ctx->rank);
         }
     }
+    MPI_Wait(&r[1], MPI_STATUS_IGNORE);
     MPI_Barrier(ctx->comm);
 }
 

@@ -120,6 +120,16 @@ static inline void ob1x_hdr_common_init(ob1x_hdr_common_t *hdr, uint8_t type, ui
     hdr->pad = 0;
 }
 
+static inline void ob1x_hdr_match_init(ob1x_hdr_match_t *hdr, uint8_t type, uint8_t flags,
+                                       uint16_t ctx, uint16_t seq, int32_t src, int32_t tag)
+{
+    ob1x_hdr_common_init(&hdr->common, type, flags);
+    hdr->ctx = ctx;
+    hdr->seq = seq;
+    hdr->src = src;
+    hdr->tag = tag;
+}
+
 /* Size of the header of a message of the given type (0: unknown type). */
 static inline size_t ob1x_hdr_size(uint8_t type)
 {

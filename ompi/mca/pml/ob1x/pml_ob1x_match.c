@@ -55,7 +55,7 @@ static void unexpected_add(ob1x_comm_t *oc, ob1x_comm_peer_t *peer, ob1x_recv_fr
 {
     opal_list_append(&peer->unexpected, &frag->super.super);
     oc->unexpected_count++;
-    opal_atomic_add_fetch_64(&mca_pml_ob1x.unexpected_bytes, (int64_t) frag->data_len);
+    OPAL_THREAD_ADD_FETCH64(&mca_pml_ob1x.unexpected_bytes, (int64_t) frag->data_len);
     ob1x_count_unexpected(1);
 }
 
@@ -63,7 +63,7 @@ void ob1x_unexpected_remove(ob1x_comm_t *oc, ob1x_comm_peer_t *peer, ob1x_recv_f
 {
     opal_list_remove_item(&peer->unexpected, &frag->super.super);
     oc->unexpected_count--;
-    opal_atomic_add_fetch_64(&mca_pml_ob1x.unexpected_bytes, -(int64_t) frag->data_len);
+    OPAL_THREAD_ADD_FETCH64(&mca_pml_ob1x.unexpected_bytes, -(int64_t) frag->data_len);
     ob1x_count_unexpected(-1);
 }
 

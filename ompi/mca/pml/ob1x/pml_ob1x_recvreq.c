@@ -193,7 +193,7 @@ static uint32_t payload_iov(struct iovec *iov, const unsigned char *data, size_t
 
 static void recv_request_add_bytes(ob1x_recv_request_t *req, size_t bytes)
 {
-    if (opal_atomic_add_fetch_size_t(&req->bytes_received, bytes) == req->msg_length) {
+    if (OPAL_THREAD_ADD_FETCH_SIZE_T(&req->bytes_received, bytes) == req->msg_length) {
         ob1x_recv_request_complete(req);
     }
 }

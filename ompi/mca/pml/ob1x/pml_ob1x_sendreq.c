@@ -9,7 +9,9 @@
  * BTL completion subtracts its payload bytes (+1 for the RNDV) and the ACK
  * subtracts one; whoever brings it to zero completes the request. This needs
  * no lock and no ordering between the ACK and the local completion of the
- * RNDV.
+ * RNDV. The counters are atomic only when threads may race on them
+ * (OPAL_THREAD_*): a locked add costs as much as the rest of an eager send's
+ * bookkeeping.
  */
 #include "ompi_config.h"
 
@@ -156,7 +158,7 @@ static void send_request_pml_complete(ob1x_send_request_t *req)
 
 void ob1x_send_request_subtract(ob1x_send_request_t *req, int64_t done)
 {
-    if (0 == opal_atomic_sub_fetch_64(&req->outstanding, done)) {
+    if (0 == OPAL_THREAD_ADD_FETCH64(&req->outstanding, -done)) {
         send_request_pml_complete(req);
     }
 }
@@ -177,11 +179,9 @@ void ob1x_send_request_queue(ob1x_send_request_t *req, ob1x_send_state_t state)
 static void fill_match(ob1x_hdr_match_t *hdr, const ob1x_send_request_t *req, uint8_t type,
                        uint8_t flags)
 {
-    ob1x_hdr_common_init(&hdr->common, type, flags);
-    hdr->ctx = (uint16_t) req->base.req_base.req_comm->c_contextid;
-    hdr->seq = req->seq;
-    hdr->src = req->base.req_base.req_comm->c_my_rank;
-    hdr->tag = req->base.req_base.req_tag;
+    const struct ompi_communicator_t *comm = req->base.req_base.req_comm;
+    ob1x_hdr_match_init(hdr, type, flags, (uint16_t) comm->c_contextid, req->seq, comm->c_my_rank,
+                        req->base.req_base.req_tag);
 }
 
 /* ---------------------------------------------------------------- eager */
@@ -232,7 +232,7 @@ static void send_frag_done(mca_btl_base_module_t *btl, struct mca_btl_base_endpo
         ompi_rte_abort(status, NULL);
     }
     if (OB1X_HDR_FRAG == hdr->type) {
-        opal_atomic_add_fetch_32(&req->frags_in_flight, -1);
+        OPAL_THREAD_ADD_FETCH32(&req->frags_in_flight, -1);
     }
     ob1x_send_request_subtract(req, payload);
 }
@@ -247,7 +247,7 @@ static void send_pipeline_frag_done(mca_btl_base_module_t *btl, struct mca_btl_b
     /* Decide before the subtraction: afterwards the request may be gone. */
     if (more) {
         /* Hold the request: the scheduler must run on a live request. */
-        opal_atomic_add_fetch_64(&req->outstanding, 1);
+        OPAL_THREAD_ADD_FETCH64(&req->outstanding, 1);
     }
     send_frag_done(btl, ep, des, status);
     if (more) {
@@ -464,10 +464,10 @@ static bool send_one_frag(ob1x_send_request_t *req)
     des->des_cbdata = req;
 
     req->offset += size;
-    opal_atomic_add_fetch_32(&req->frags_in_flight, 1);
+    OPAL_THREAD_ADD_FETCH32(&req->frags_in_flight, 1);
     rc = mca_bml_base_send(bml_btl, des, OB1X_BTL_TAG(OB1X_HDR_FRAG));
     if (OPAL_UNLIKELY(rc < 0)) {
-        opal_atomic_add_fetch_32(&req->frags_in_flight, -1);
+        OPAL_THREAD_ADD_FETCH32(&req->frags_in_flight, -1);
         req->offset -= size;
         mca_bml_base_free(bml_btl, des);
         return false;
@@ -482,7 +482,7 @@ static bool send_one_frag(ob1x_send_request_t *req)
  */
 void ob1x_send_request_schedule(ob1x_send_request_t *req)
 {
-    if (opal_atomic_add_fetch_32(&req->schedule_lock, 1) != 1) {
+    if (OPAL_THREAD_ADD_FETCH32(&req->schedule_lock, 1) != 1) {
         return;
     }
     for (;;) {
@@ -499,7 +499,7 @@ void ob1x_send_request_schedule(ob1x_send_request_t *req)
         }
         /* Absorb the calls made while we looped; loop again if more came. */
         calls = req->schedule_lock;
-        if (0 == opal_atomic_sub_fetch_32(&req->schedule_lock, calls)) {
+        if (0 == OPAL_THREAD_ADD_FETCH32(&req->schedule_lock, -calls)) {
             break;
         }
     }

@@ -248,12 +248,17 @@ void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
         return;
     }
     ob1x_recv_request_matched(req, &hdr->match, (size_t) hdr->rndv.msg_length);
-    if (payload > 0) {
-        recv_unpack(req, 0, iov, n);
-    }
-    /* The ACK must leave before the last byte is counted: completing first
-     * would let the user recycle the request while we still read it. */
+    /* ACK before unpacking: the sender's next fragments travel while we copy
+     * this one. It must also leave before the last byte is counted, or the
+     * user could recycle the request while we still read it. Fragments the
+     * ACK releases may be unpacked by another thread meanwhile, hence the
+     * lock; recv_unpack places pieces by offset, whatever their order. */
     send_ack(req, &hdr->rndv);
+    if (payload > 0) {
+        OPAL_THREAD_LOCK(&req->lock);
+        recv_unpack(req, 0, iov, n);
+        OPAL_THREAD_UNLOCK(&req->lock);
+    }
     if (0 == req->msg_length) {
         ob1x_recv_request_complete(req);
     } else if (payload > 0) {

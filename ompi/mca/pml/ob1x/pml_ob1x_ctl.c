@@ -42,10 +42,10 @@ static int ctl_try_send(struct ompi_proc_t *proc, const ob1x_hdr_t *hdr)
     /* Immediate send first: on shared memory it is the fast-box path, which
      * the peer polls before its FIFO. No payload, so no convertor. */
     if (NULL != bml_btl->btl->btl_sendi &&
-        OMPI_SUCCESS == mca_bml_base_sendi(bml_btl, NULL, (void *) hdr, size, 0, MCA_BTL_NO_ORDER,
-                                           MCA_BTL_DES_FLAGS_PRIORITY |
-                                               MCA_BTL_DES_FLAGS_BTL_OWNERSHIP,
-                                           OB1X_BTL_TAG(hdr->common.type), NULL)) {
+        OMPI_SUCCESS ==
+            mca_bml_base_sendi(bml_btl, NULL, (void *) hdr, size, 0, MCA_BTL_NO_ORDER,
+                               MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP,
+                               OB1X_BTL_TAG(hdr->common.type), NULL)) {
         return OMPI_SUCCESS;
     }
     mca_bml_base_alloc(bml_btl, &des, MCA_BTL_NO_ORDER, size,

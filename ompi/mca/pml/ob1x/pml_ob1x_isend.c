@@ -92,9 +92,9 @@ static int send_eager_blocking(mca_bml_base_btl_t *bml_btl, const ob1x_hdr_match
  * *seq holds the sequence number the request path must reuse (or -1 if none
  * was drawn).
  */
-static inline int send_requestless(const void *buf, size_t count, struct ompi_datatype_t *dtype,
-                                   int dst, int tag, struct ompi_communicator_t *comm,
-                                   bool blocking, int *seq)
+static inline __opal_attribute_always_inline__ int
+send_requestless(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst, int tag,
+                 struct ompi_communicator_t *comm, bool blocking, int *seq)
 {
     ob1x_comm_peer_t *peer;
     mca_bml_base_btl_t *bml_btl;
@@ -148,9 +148,10 @@ static inline int send_requestless(const void *buf, size_t count, struct ompi_da
 }
 
 /* Allocate, initialise and start a send request with a given sequence. */
-static int send_request_begin(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst,
-                              int tag, mca_pml_base_send_mode_t mode,
-                              struct ompi_communicator_t *comm, int seq, ob1x_send_request_t **out)
+static inline __opal_attribute_always_inline__ int
+send_request_begin(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst, int tag,
+                   mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm, int seq,
+                   ob1x_send_request_t **out)
 {
     ob1x_send_request_t *req = NULL;
     int rc = ob1x_send_request_create(buf, count, dtype, dst, tag, mode, comm, false, &req);
@@ -200,8 +201,8 @@ int ob1x_send(const void *buf, size_t count, struct ompi_datatype_t *dtype, int 
     int seq = -1, rc;
 
     if (MCA_PML_BASE_SEND_SYNCHRONOUS != mode) {
-        rc = send_requestless(buf, count, dtype, dst, tag, comm,
-                              MCA_PML_BASE_SEND_BUFFERED != mode, &seq);
+        rc = send_requestless(buf, count, dtype, dst, tag, comm, MCA_PML_BASE_SEND_BUFFERED != mode,
+                              &seq);
         if (OPAL_LIKELY(OMPI_SUCCESS == rc)) {
             return OMPI_SUCCESS;
         }

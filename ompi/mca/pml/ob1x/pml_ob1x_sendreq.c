@@ -40,83 +40,14 @@ static void send_request_construct(ob1x_send_request_t *req)
 
 OBJ_CLASS_INSTANCE(ob1x_send_request_t, mca_pml_base_send_request_t, send_request_construct, NULL);
 
-int ob1x_send_request_create(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst,
-                             int tag, mca_pml_base_send_mode_t mode,
-                             struct ompi_communicator_t *comm, bool persistent,
-                             ob1x_send_request_t **out)
+/* A restarted persistent buffered send: its convertor still reads the copy
+ * in the attached buffer, which is gone. */
+void ob1x_send_request_reprepare(ob1x_send_request_t *req)
 {
-    ob1x_comm_peer_t *peer = ob1x_peer(comm, dst);
-    ob1x_send_request_t *req;
-
-    if (OPAL_UNLIKELY(NULL == peer->endpoint)) {
-        return OMPI_ERR_UNREACH;
-    }
-    req = (ob1x_send_request_t *) opal_free_list_get(&mca_pml_ob1x.send_requests);
-    if (OPAL_UNLIKELY(NULL == req)) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    req->endpoint = peer->endpoint;
-    req->oproc = peer->oproc;
-    req->base.req_base.req_proc = peer->proc;
-    MCA_PML_BASE_SEND_REQUEST_INIT(&req->base, buf, count, dtype, dst, tag, comm, mode, persistent,
-                                   0);
     req->convertor_on_copy = false;
-    /* An inactive persistent request is finished as far as the PML goes. */
-    req->release_bits = persistent ? OB1X_REL_PML_DONE : 0;
-    req->base.req_base.req_pml_complete = persistent;
-    *out = req;
-    return OMPI_SUCCESS;
-}
-
-/* Back to the start of the message after a failed attempt, so that the
- * next protocol (or the retry) packs from byte 0. A zero-byte request has no
- * prepared convertor. */
-static void send_request_rewind(ob1x_send_request_t *req)
-{
-    size_t zero = 0;
-    if (req->base.req_bytes_packed > 0) {
-        opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);
-    }
-}
-
-/* Activate for one (re)start; the sequence number is chosen here. */
-void ob1x_send_request_reset(ob1x_send_request_t *req, int seq)
-{
-    ob1x_comm_t *oc = ob1x_comm_of(req->base.req_base.req_comm);
-    ompi_request_t *ompi = &req->base.req_base.req_ompi;
-
-    req->base.req_base.req_pml_complete = false;
-    ompi->req_complete = REQUEST_PENDING;
-    ompi->req_state = OMPI_REQUEST_ACTIVE;
-    ompi->req_status._cancelled = 0;
-    ompi->req_status.MPI_ERROR = OMPI_SUCCESS;
-    if (OPAL_UNLIKELY(req->convertor_on_copy)) {
-        /* A restarted persistent buffered send: its convertor still reads
-         * the copy in the attached buffer, which is gone. */
-        req->convertor_on_copy = false;
-        opal_convertor_copy_and_prepare_for_send(req->base.req_base.req_proc->super.proc_convertor,
-                                                 &req->base.req_base.req_datatype->super,
-                                                 req->base.req_base.req_count, req->base.req_addr,
-                                                 0, &req->base.req_base.req_convertor);
-    } else if (0 != req->base.req_base.req_convertor.bConverted) {
-        send_request_rewind(req);
-    }
-
-    req->seq = seq >= 0 ? (uint16_t) seq
-                        : (uint16_t) OPAL_THREAD_FETCH_ADD32(
-                              &oc->peers[req->base.req_base.req_peer].send_seq, 1);
-    req->state = OB1X_SEND_IDLE;
-    req->cancel_state = OB1X_CANCEL_NONE;
-    req->mpi_done = false;
-    req->bsend_packed = false;
-    req->rndv_bytes = 0;
-    req->offset = 0;
-    req->dst_req = 0;
-    req->protocol = OB1X_PROTO_COUNT;
-    req->outstanding = (int64_t) req->base.req_bytes_packed;
-    req->frags_in_flight = 0;
-    req->schedule_lock = 0;
-    req->release_bits &= OB1X_REL_FREED;
+    opal_convertor_copy_and_prepare_for_send(
+        req->base.req_base.req_proc->super.proc_convertor, &req->base.req_base.req_datatype->super,
+        req->base.req_base.req_count, req->base.req_addr, 0, &req->base.req_base.req_convertor);
 }
 
 void ob1x_send_request_release(ob1x_send_request_t *req)
@@ -199,7 +130,7 @@ int ob1x_send_start_sendi(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
                             OB1X_BTL_TAG(OB1X_HDR_MATCH), NULL);
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
         /* The convertor may have moved; the other protocols start from 0. */
-        send_request_rewind(req);
+        ob1x_send_request_rewind(req);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     ob1x_count_protocol(OB1X_PROTO_EAGER_IMMEDIATE, size);
@@ -208,7 +139,29 @@ int ob1x_send_start_sendi(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
     return OMPI_SUCCESS;
 }
 
-/* Local completion of an eager message, a RNDV or a FRAG. */
+static void send_failed(const ob1x_send_request_t *req, int status)
+{
+    opal_output(0, "pml:ob1x: a BTL failed to send to %s (%d); the job cannot continue",
+                OMPI_NAME_PRINT(&req->base.req_base.req_proc->super.proc_name), status);
+    ompi_rte_abort(status, NULL);
+}
+
+/* Local completion of an eager message: its one descriptor carried it all. */
+static void send_eager_done(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+                            mca_btl_base_descriptor_t *des, int status)
+{
+    ob1x_send_request_t *req = (ob1x_send_request_t *) des->des_cbdata;
+
+    (void) btl;
+    (void) ep;
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != status)) {
+        send_failed(req, status);
+    }
+    req->outstanding = 0;
+    send_request_pml_complete(req);
+}
+
+/* Local completion of a RNDV or a FRAG. */
 static void send_frag_done(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
                            mca_btl_base_descriptor_t *des, int status)
 {
@@ -227,9 +180,7 @@ static void send_frag_done(mca_btl_base_module_t *btl, struct mca_btl_base_endpo
         payload += 1; /* the descriptor's own unit, see the top of this file */
     }
     if (OPAL_UNLIKELY(OMPI_SUCCESS != status)) {
-        opal_output(0, "pml:ob1x: a BTL failed to send to %s (%d); the job cannot continue",
-                    OMPI_NAME_PRINT(&req->base.req_base.req_proc->super.proc_name), status);
-        ompi_rte_abort(status, NULL);
+        send_failed(req, status);
     }
     if (OB1X_HDR_FRAG == hdr->type) {
         OPAL_THREAD_ADD_FETCH32(&req->frags_in_flight, -1);
@@ -256,21 +207,24 @@ static void send_pipeline_frag_done(mca_btl_base_module_t *btl, struct mca_btl_b
     }
 }
 
-static int send_eager_des(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl,
-                          mca_btl_base_descriptor_t *des, ob1x_protocol_t proto)
+static inline __opal_attribute_always_inline__ int send_eager_des(ob1x_send_request_t *req,
+                                                                  mca_bml_base_btl_t *bml_btl,
+                                                                  mca_btl_base_descriptor_t *des,
+                                                                  ob1x_protocol_t proto)
 {
     size_t size = req->base.req_bytes_packed;
     int rc;
 
     fill_match((ob1x_hdr_match_t *) des->des_segments[0].seg_addr.pval, req, OB1X_HDR_MATCH, 0);
-    des->des_cbfunc = send_frag_done;
+    des->des_cbfunc = send_eager_done;
     des->des_cbdata = req;
     ob1x_count_protocol(proto, size);
     rc = mca_bml_base_send(bml_btl, des, OB1X_BTL_TAG(OB1X_HDR_MATCH));
     if (OPAL_LIKELY(rc >= 0)) {
         if (1 == rc) {
             /* Sent already and the BTL will not call back. */
-            ob1x_send_request_subtract(req, (int64_t) size);
+            req->outstanding = 0;
+            send_request_pml_complete(req);
         }
         return OMPI_SUCCESS;
     }
@@ -295,7 +249,7 @@ int ob1x_send_start_prepared(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_b
         if (NULL != des) {
             mca_bml_base_free(bml_btl, des);
         }
-        send_request_rewind(req);
+        ob1x_send_request_rewind(req);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     return send_eager_des(req, bml_btl, des, OB1X_PROTO_EAGER_PREPARED);
@@ -332,7 +286,7 @@ int ob1x_send_start_allocated(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_
         ob1x_send_request_mpi_complete(req);
     }
     if (OMPI_SUCCESS != rc) {
-        send_request_rewind(req);
+        ob1x_send_request_rewind(req);
     }
     return rc;
 }
@@ -367,7 +321,7 @@ int ob1x_send_start_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, 
         }
     }
     if (OPAL_UNLIKELY(NULL == des)) {
-        send_request_rewind(req);
+        ob1x_send_request_rewind(req);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     hdr = (ob1x_hdr_rndv_t *) des->des_segments[0].seg_addr.pval;
@@ -400,7 +354,7 @@ int ob1x_send_start_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, 
     req->offset = 0;
     req->rndv_bytes = 0;
     req->outstanding = (int64_t) size;
-    send_request_rewind(req);
+    ob1x_send_request_rewind(req);
     return OMPI_ERR_OUT_OF_RESOURCE;
 }
 

@@ -11,6 +11,7 @@
 #include "ompi_config.h"
 
 #include "opal/datatype/opal_convertor.h"
+#include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/bml/bml.h"
 #include "ompi/mca/pml/base/pml_base_sendreq.h"
 
@@ -55,13 +56,6 @@ typedef struct ob1x_send_request {
 
 OBJ_CLASS_DECLARATION(ob1x_send_request_t);
 
-/* A request from the free list, initialised for one message or a persistent
- * send (then inactive until MPI_Start). */
-int ob1x_send_request_create(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst,
-                             int tag, mca_pml_base_send_mode_t mode,
-                             struct ompi_communicator_t *comm, bool persistent,
-                             ob1x_send_request_t **out);
-
 /* Protocol starts (pml_ob1x_sendreq.c). Each returns OMPI_SUCCESS, or
  * OMPI_ERR_OUT_OF_RESOURCE when the caller should queue the request. */
 int ob1x_send_start_sendi(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
@@ -71,8 +65,7 @@ int ob1x_send_start_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, 
                          uint8_t flags);
 int ob1x_send_start_buffered(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
 
-/* Per-start state; seq < 0 draws the next sequence number for the peer. */
-void ob1x_send_request_reset(ob1x_send_request_t *req, int seq);
+void ob1x_send_request_reprepare(ob1x_send_request_t *req);
 void ob1x_send_request_schedule(ob1x_send_request_t *req);
 /* Fill the sequence slot of a send that failed before sending anything. */
 void ob1x_send_request_void(ob1x_send_request_t *req);
@@ -83,6 +76,88 @@ void ob1x_send_request_cancel_answer(ob1x_send_request_t *req, bool cancelled);
 void ob1x_send_request_mpi_complete(ob1x_send_request_t *req);
 void ob1x_send_request_subtract(ob1x_send_request_t *req, int64_t done);
 void ob1x_send_request_queue(ob1x_send_request_t *req, ob1x_send_state_t state);
+
+/* ------------------------------------------------------------------
+ * Request set-up, inline: every request-path send runs it, and on this
+ * path the cost is in stores and calls more than in instructions.
+ * ------------------------------------------------------------------ */
+
+/* A request from the free list, initialised for one message or a persistent
+ * send (then inactive until MPI_Start). */
+static inline __opal_attribute_always_inline__ int
+ob1x_send_request_create(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst,
+                         int tag, mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
+                         bool persistent, ob1x_send_request_t **out)
+{
+    ob1x_comm_peer_t *peer = ob1x_peer(comm, dst);
+    ob1x_send_request_t *req;
+
+    if (OPAL_UNLIKELY(NULL == peer->endpoint)) {
+        return OMPI_ERR_UNREACH;
+    }
+    req = (ob1x_send_request_t *) opal_free_list_get(&mca_pml_ob1x.send_requests);
+    if (OPAL_UNLIKELY(NULL == req)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    req->endpoint = peer->endpoint;
+    req->oproc = peer->oproc;
+    req->base.req_base.req_proc = peer->proc;
+    MCA_PML_BASE_SEND_REQUEST_INIT(&req->base, buf, count, dtype, dst, tag, comm, mode, persistent,
+                                   0);
+    req->convertor_on_copy = false;
+    /* An inactive persistent request is finished as far as the PML goes. */
+    req->release_bits = persistent ? OB1X_REL_PML_DONE : 0;
+    req->base.req_base.req_pml_complete = persistent;
+    *out = req;
+    return OMPI_SUCCESS;
+}
+
+/* Back to the start of the message after a failed attempt, so that the
+ * next protocol (or the retry) packs from byte 0. A zero-byte request has no
+ * prepared convertor. */
+static inline void ob1x_send_request_rewind(ob1x_send_request_t *req)
+{
+    size_t zero = 0;
+    if (req->base.req_bytes_packed > 0) {
+        opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);
+    }
+}
+
+/* Activate for one (re)start; seq < 0 draws the next sequence number for
+ * the peer. */
+static inline __opal_attribute_always_inline__ void
+ob1x_send_request_reset(ob1x_send_request_t *req, int seq)
+{
+    ompi_request_t *ompi = &req->base.req_base.req_ompi;
+
+    req->base.req_base.req_pml_complete = false;
+    ompi->req_complete = REQUEST_PENDING;
+    ompi->req_state = OMPI_REQUEST_ACTIVE;
+    ompi->req_status._cancelled = 0;
+    ompi->req_status.MPI_ERROR = OMPI_SUCCESS;
+    if (OPAL_UNLIKELY(req->convertor_on_copy)) {
+        ob1x_send_request_reprepare(req);
+    } else if (OPAL_UNLIKELY(0 != req->base.req_base.req_convertor.bConverted)) {
+        ob1x_send_request_rewind(req);
+    }
+    if (seq < 0) {
+        ob1x_comm_t *oc = ob1x_comm_of(req->base.req_base.req_comm);
+        seq = OPAL_THREAD_FETCH_ADD32(&oc->peers[req->base.req_base.req_peer].send_seq, 1);
+    }
+    req->seq = (uint16_t) seq;
+    req->state = OB1X_SEND_IDLE;
+    req->cancel_state = OB1X_CANCEL_NONE;
+    req->mpi_done = false;
+    req->bsend_packed = false;
+    req->rndv_bytes = 0;
+    req->offset = 0;
+    req->dst_req = 0;
+    req->protocol = OB1X_PROTO_COUNT;
+    req->outstanding = (int64_t) req->base.req_bytes_packed;
+    req->frags_in_flight = 0;
+    req->schedule_lock = 0;
+    req->release_bits &= OB1X_REL_FREED;
+}
 
 /* Payload bytes that fit in the first fragment of a rendezvous on this BTL. */
 static inline size_t ob1x_rndv_first_size(const mca_btl_base_module_t *btl)

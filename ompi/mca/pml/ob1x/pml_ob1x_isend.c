@@ -37,35 +37,11 @@ static void blocking_frag_done(mca_btl_base_module_t *btl, struct mca_btl_base_e
 static int send_eager_blocking(mca_bml_base_btl_t *bml_btl, const ob1x_hdr_match_t *hdr,
                                opal_convertor_t *conv, size_t size)
 {
-    const uint32_t flags = MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
-    mca_btl_base_descriptor_t *des = NULL;
-    ob1x_protocol_t proto = OB1X_PROTO_EAGER_ALLOCATED;
+    bool prepared = 0 != size && (bml_btl->btl->btl_flags & MCA_BTL_FLAGS_SEND_INPLACE);
+    mca_btl_base_descriptor_t *des = ob1x_eager_des(bml_btl, conv, size, prepared);
     volatile bool done = false;
     int rc;
 
-    if (OPAL_UNLIKELY(ob1x_fault_injected())) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    if (0 != size && (bml_btl->btl->btl_flags & MCA_BTL_FLAGS_SEND_INPLACE)) {
-        size_t len = size;
-        proto = OB1X_PROTO_EAGER_PREPARED;
-        mca_bml_base_prepare_src(bml_btl, conv, MCA_BTL_NO_ORDER, sizeof(*hdr), &len, flags, &des);
-        if (OPAL_UNLIKELY(NULL != des && len != size)) {
-            mca_bml_base_free(bml_btl, des);
-            des = NULL;
-        }
-    } else {
-        mca_bml_base_alloc(bml_btl, &des, MCA_BTL_NO_ORDER, sizeof(*hdr) + size, flags);
-        if (NULL != des && 0 != size) {
-            struct iovec iov = {
-                .iov_base = (unsigned char *) des->des_segments[0].seg_addr.pval + sizeof(*hdr),
-                .iov_len = size,
-            };
-            uint32_t iov_count = 1;
-            size_t packed = size;
-            opal_convertor_pack(conv, &iov, &iov_count, &packed);
-        }
-    }
     if (OPAL_UNLIKELY(NULL == des)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -77,7 +53,7 @@ static int send_eager_blocking(mca_bml_base_btl_t *bml_btl, const ob1x_hdr_match
         mca_bml_base_free(bml_btl, des);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    ob1x_count_protocol(proto, size);
+    ob1x_count_protocol(prepared ? OB1X_PROTO_EAGER_PREPARED : OB1X_PROTO_EAGER_ALLOCATED, size);
     /* 1: sent and the BTL will not call back. */
     while (1 != rc && !done) {
         opal_progress();

@@ -234,21 +234,48 @@ static inline __opal_attribute_always_inline__ int send_eager_des(ob1x_send_requ
     return OMPI_ERR_OUT_OF_RESOURCE;
 }
 
-int ob1x_send_start_prepared(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
+mca_btl_base_descriptor_t *ob1x_eager_des(mca_bml_base_btl_t *bml_btl, opal_convertor_t *conv,
+                                          size_t size, bool prepared)
 {
-    mca_btl_base_descriptor_t *des;
-    size_t size = req->base.req_bytes_packed;
+    const uint32_t flags = MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
+    mca_btl_base_descriptor_t *des = NULL;
 
     if (OPAL_UNLIKELY(ob1x_fault_injected())) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
+        return NULL;
     }
-    mca_bml_base_prepare_src(bml_btl, &req->base.req_base.req_convertor, MCA_BTL_NO_ORDER,
-                             sizeof(ob1x_hdr_match_t), &size,
-                             MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP, &des);
-    if (OPAL_UNLIKELY(NULL == des || size != req->base.req_bytes_packed)) {
-        if (NULL != des) {
+    if (prepared) {
+        size_t len = size;
+        mca_bml_base_prepare_src(bml_btl, conv, MCA_BTL_NO_ORDER, sizeof(ob1x_hdr_match_t), &len,
+                                 flags, &des);
+        if (OPAL_UNLIKELY(NULL != des && len != size)) {
             mca_bml_base_free(bml_btl, des);
+            des = NULL;
         }
+        return des;
+    }
+    mca_bml_base_alloc(bml_btl, &des, MCA_BTL_NO_ORDER, sizeof(ob1x_hdr_match_t) + size, flags);
+    if (NULL != des && size > 0) {
+        struct iovec iov = {
+            .iov_base =
+                (unsigned char *) des->des_segments[0].seg_addr.pval + sizeof(ob1x_hdr_match_t),
+            .iov_len = size,
+        };
+        uint32_t iov_count = 1;
+        size_t packed = size;
+        opal_convertor_pack(conv, &iov, &iov_count, &packed);
+    }
+    if (NULL != des) {
+        des->des_segments[0].seg_len = sizeof(ob1x_hdr_match_t) + size;
+    }
+    return des;
+}
+
+int ob1x_send_start_prepared(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
+{
+    mca_btl_base_descriptor_t *des = ob1x_eager_des(bml_btl, &req->base.req_base.req_convertor,
+                                                    req->base.req_bytes_packed, true);
+
+    if (OPAL_UNLIKELY(NULL == des)) {
         ob1x_send_request_rewind(req);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -257,29 +284,13 @@ int ob1x_send_start_prepared(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_b
 
 int ob1x_send_start_allocated(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
 {
-    mca_btl_base_descriptor_t *des;
-    size_t size = req->base.req_bytes_packed;
+    mca_btl_base_descriptor_t *des = ob1x_eager_des(bml_btl, &req->base.req_base.req_convertor,
+                                                    req->base.req_bytes_packed, false);
     int rc;
 
-    if (OPAL_UNLIKELY(ob1x_fault_injected())) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    mca_bml_base_alloc(bml_btl, &des, MCA_BTL_NO_ORDER, sizeof(ob1x_hdr_match_t) + size,
-                       MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
     if (OPAL_UNLIKELY(NULL == des)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    if (size > 0) {
-        struct iovec iov = {
-            .iov_base =
-                (unsigned char *) des->des_segments[0].seg_addr.pval + sizeof(ob1x_hdr_match_t),
-            .iov_len = size,
-        };
-        uint32_t iov_count = 1;
-        size_t packed = size;
-        opal_convertor_pack(&req->base.req_base.req_convertor, &iov, &iov_count, &packed);
-    }
-    des->des_segments[0].seg_len = sizeof(ob1x_hdr_match_t) + size;
     rc = send_eager_des(req, bml_btl, des, OB1X_PROTO_EAGER_ALLOCATED);
     if (OMPI_SUCCESS == rc && MCA_PML_BASE_SEND_BUFFERED == req->base.req_send_mode) {
         /* The data is in the BTL's buffer: a buffered send is done for MPI. */

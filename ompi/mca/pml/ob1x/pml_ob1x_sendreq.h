@@ -56,6 +56,12 @@ typedef struct ob1x_send_request {
 
 OBJ_CLASS_DECLARATION(ob1x_send_request_t);
 
+/* The one descriptor of an eager message, room for the MATCH header first:
+ * prepared on the user data (in-place BTLs) or allocated and packed. NULL
+ * when the BTL has no room now. Used with and without a request. */
+mca_btl_base_descriptor_t *ob1x_eager_des(mca_bml_base_btl_t *bml_btl, opal_convertor_t *conv,
+                                          size_t size, bool prepared);
+
 /* Protocol starts (pml_ob1x_sendreq.c). Each returns OMPI_SUCCESS, or
  * OMPI_ERR_OUT_OF_RESOURCE when the caller should queue the request. */
 int ob1x_send_start_sendi(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);

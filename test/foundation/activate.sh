@@ -81,6 +81,29 @@ run_case from_system_file 'a = 1\n' '/opt/ob1x/lib/openmpi:/sys/comps' \
     'mca_base_component_path = /sys/comps\n'
 run_case crlf 'a = 1\r\nb = 2\r\n' '/opt/ob1x/lib/openmpi:SYSTEM_DEFAULT:USER_DEFAULT'
 
+# Two prefixes, one after the other: the second block goes in front of the
+# first, and uninstalling the second leaves the file as the first left it.
+case_name=stacked
+file=$work/stacked.conf
+printf 'a = 1\n' >"$file"
+touch -d '2020-01-02 03:04:05' "$file"
+before=$(state_of "$file")
+act --install --file "$file" --component-dir /opt/first/lib/openmpi || fail "first install failed"
+first=$(state_of "$file")
+sleep 0.01
+act --install --file "$file" --component-dir /opt/second/lib/openmpi || fail "second install failed"
+[ "$(grep -c '^# >>> ob1x >>>' "$file")" = 2 ] || fail "not two blocks"
+value=$(sed -n 's/^mca_base_component_path = //p' "$file" | tail -n 1)
+[ "$value" = /opt/second/lib/openmpi:/opt/first/lib/openmpi:SYSTEM_DEFAULT:USER_DEFAULT ] ||
+    fail "stacked path is '$value'"
+act --install --file "$file" --component-dir /opt/second/lib/openmpi || fail "reinstall failed"
+[ "$(grep -c '^# >>> ob1x >>>' "$file")" = 2 ] || fail "reinstall added a block"
+act --uninstall --file "$file" --component-dir /opt/second/lib/openmpi || fail "second uninstall failed"
+[ "$(state_of "$file")" = "$first" ] || fail "uninstalling the second did not restore the first"
+act --uninstall --file "$file" || fail "uninstall of the last block failed"
+[ "$(state_of "$file")" = "$before" ] || fail "file not restored after both uninstalls"
+echo "ok: $case_name"
+
 # Bad input is refused with a message, and touches nothing.
 case_name=bad_input
 for args in "--install --file $work/x.conf" "--install --file $work/x.conf --component-dir rel/dir" \

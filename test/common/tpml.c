@@ -27,7 +27,7 @@ const char *const t_pv_names[T_PV_COUNT] = {
     "pml_ob1x_synchronous_messages",
     "pml_ob1x_unexpected_length", "pml_ob1x_unexpected_highwater",
     "pml_ob1x_flow_control_rndv", "pml_ob1x_out_of_order_frags",
-    "pml_ob1x_resource_retries",
+    "pml_ob1x_resource_retries", "pml_ob1x_late_requests",
 };
 
 /* One opened performance variable. */
@@ -527,7 +527,7 @@ void t_limits_get(int argc, char **argv, t_limits *l)
     if (!t_cvar_ull("pml_ob1x_sendi_max", &l->sendi_max)) l->sendi_max = 256;
     if (!t_cvar_ull("pml_ob1x_rndv_eager_limit", &l->pml_rndv_eager)) l->pml_rndv_eager = 0;
     l->eager_min = l->first_frag_min = l->max_send_min = ~0ULL;
-    l->sendi_capable = 1;
+    l->sendi_capable = l->sendi_copies = 1;
     for (int i = 0; i < l->nbtl; i++) {
         unsigned long long ff = l->eager[i] < l->rndv_eager[i] ? l->eager[i] : l->rndv_eager[i];
         if (l->pml_rndv_eager && l->pml_rndv_eager < ff) ff = l->pml_rndv_eager;
@@ -539,6 +539,7 @@ void t_limits_get(int argc, char **argv, t_limits *l)
         if (strcmp(l->names[i], "vader") && strcmp(l->names[i], "sm") &&
             strcmp(l->names[i], "smcuda"))
             l->sendi_capable = 0;
+        if (strcmp(l->names[i], "smcuda")) l->sendi_copies = 0;
     }
 }
 

@@ -188,6 +188,8 @@ typedef struct {
     unsigned long long sendi_max;              /* pml_ob1x_sendi_max or 256 */
     unsigned long long pml_rndv_eager;         /* pml_ob1x_rndv_eager_limit, 0 if absent */
     int sendi_capable;  /* every BTL in use is known to provide sendi */
+    int sendi_copies;   /* ... and copies eager data (no in-place send): ob1x tries
+                           sendi up to the eager limit, not only up to sendi_max */
 } t_limits;
 
 /* Determines the BTLs carrying traffic to peers: program argument
@@ -212,6 +214,7 @@ typedef enum {
     T_PV_SYNC_MSG,
     T_PV_UNEXP_LEN, T_PV_UNEXP_HIGH,
     T_PV_FLOW_RNDV, T_PV_OOO_FRAGS, T_PV_RES_RETRIES,
+    T_PV_LATE_REQ,
     T_PV_COUNT
 } t_pv;
 

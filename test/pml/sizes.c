@@ -11,7 +11,8 @@
  * Expected protocol (sender): synchronous mode -> sendrecv pipeline and
  * synchronous_messages+1 at every size; otherwise size <= sendi_max with a
  * contiguous send buffer -> eager immediate (on BTLs known to have sendi);
- * size <= eager_limit-64 -> eager (standard/ready contiguous: prepared or
+ * size <= eager_limit-64 -> eager (standard/ready contiguous: eager
+ * immediate on a BTL whose sendi copies anyway (smcuda), else prepared or
  * allocated); size > eager_limit -> sendrecv pipeline (buffered mode:
  * buffered pipeline). The _bytes counters move by the message size.
  *
@@ -58,6 +59,7 @@ static int expected_protocols(const xfer *x, int *nsync)
     }
     if (x->bytes + 64 <= lim.eager_min) {
         if (T_MODE_BUF == x->mode || !contig) return T_P_EAGER;
+        if (lim.sendi_copies) return T_P_IMM;
         return T_P_PREP | T_P_ALLOC;
     }
     if (x->bytes > lim.eager_max) return T_MODE_BUF == x->mode ? T_P_BUFPIPE : T_P_SRPIPE;

@@ -32,6 +32,7 @@ typedef struct ob1x_params {
     int recv_pipeline_depth;
     size_t rndv_eager_limit; /* 0: use each BTL's own */
     size_t sendi_max;        /* largest payload tried with btl_sendi */
+    bool isend_requestless;  /* eager Isend before any request (see pml_ob1x_isend.c) */
     size_t unexpected_limit; /* unexpected eager bytes before senders are throttled */
     int fault_every;         /* testing aid: every Nth descriptor request fails; 0 off */
 } ob1x_params_t;

@@ -50,6 +50,7 @@ typedef struct ob1x_comm {
 /* Per peer process (not per communicator): receiver-congestion state. */
 typedef struct ob1x_proc {
     volatile int32_t congested; /* the peer asked us to send by rendezvous only */
+    int32_t late_backoff;       /* request-first eager Isends left after a late request */
     uint64_t flow_gen_seen;     /* newest FLOW generation received from the peer */
     uint64_t flow_gen_sent;     /* generation of the last FLOW we sent to the peer */
     bool xoff_sent;             /* we told the peer we are congested */

@@ -51,6 +51,13 @@ static void reg_int(const char *name, const char *desc, int *storage, int level)
                                            MCA_BASE_VAR_SCOPE_READONLY, storage);
 }
 
+static void reg_bool(const char *name, const char *desc, bool *storage, int level)
+{
+    (void) mca_base_component_var_register(&mca_pml_ob1x_component.pmlm_version, name, desc,
+                                           MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, level,
+                                           MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
 static void reg_size(const char *name, const char *desc, size_t *storage, int level)
 {
     (void) mca_base_component_var_register(&mca_pml_ob1x_component.pmlm_version, name, desc,
@@ -72,6 +79,7 @@ static int component_register(void)
         .recv_pipeline_depth = 4,
         .rndv_eager_limit = 0,
         .sendi_max = 256,
+        .isend_requestless = true,
         .unexpected_limit = 64UL << 20,
         .fault_every = 0,
     };
@@ -98,8 +106,16 @@ static int component_register(void)
              "btl_<name>_rndv_eager_limit. Never more than the BTL's eager limit.",
              &p->rndv_eager_limit, OPAL_INFO_LVL_5);
     reg_size("sendi_max",
-             "Largest payload tried with the BTL's immediate send (eager immediate protocol)",
+             "Largest payload tried with the BTL's immediate send (eager immediate protocol) on "
+             "BTLs that can send in place; BTLs that copy eager data anyway get btl_sendi up to "
+             "their eager limit",
              &p->sendi_max, OPAL_INFO_LVL_5);
+    reg_bool("isend_requestless",
+             "Non-blocking standard/ready eager sends of a single-threaded process are handed to "
+             "the BTL before any request exists; the send needs none when the BTL completes it at "
+             "once, else one is made afterwards (counted by pml_ob1x_late_requests). false: "
+             "always allocate the request first",
+             &p->isend_requestless, OPAL_INFO_LVL_5);
     reg_size("unexpected_limit",
              "Bytes of unexpected eager data a receiver holds before it tells senders to use "
              "rendezvous (header-only first fragment) until it drains below half; 0 disables",

@@ -2,8 +2,9 @@
  * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
  *
  * MPI_Send / MPI_Isend / MPI_Send_init entry points. Small sends try the
- * BTL's immediate send before any request is allocated; a blocking send
- * that fits the eager limit needs no request at all.
+ * BTL's immediate send before any request is allocated; a send that fits
+ * the eager limit needs no request unless the BTL keeps its descriptor past
+ * the call and the send is non-blocking.
  */
 #include "ompi_config.h"
 
@@ -16,9 +17,25 @@
 #include "pml_ob1x.h"
 #include "pml_ob1x_sendreq.h"
 
-/* Called by the BTL when a blocking send's descriptor is locally complete. */
-static void blocking_frag_done(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
-                               mca_btl_base_descriptor_t *des, int status)
+/* Eager Isends to a peer that go request-first after one needed a late
+ * request; then the request-less path is tried again. */
+#define OB1X_LATE_BACKOFF 64
+
+/* The arguments of one send, as the request-less paths need them. */
+typedef struct send_args {
+    const void *buf;
+    size_t count;
+    struct ompi_datatype_t *dtype;
+    int dst;
+    int tag;
+    mca_pml_base_send_mode_t mode;
+    struct ompi_communicator_t *comm;
+} send_args_t;
+
+/* Called by the BTL when a descriptor sent without a request is locally
+ * complete: its cbdata is a flag on the sender's stack. */
+static void requestless_frag_done(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+                                  mca_btl_base_descriptor_t *des, int status)
 {
     (void) btl;
     (void) ep;
@@ -30,14 +47,49 @@ static void blocking_frag_done(mca_btl_base_module_t *btl, struct mca_btl_base_e
 }
 
 /*
- * Eager prepared or allocated for MPI_Send, without a request: the caller
- * cannot return before the buffer is reusable anyway, so a flag on its
- * stack is all the completion state there is.
+ * The BTL took a non-blocking send's descriptor but will call back later:
+ * make the request now and hand it the descriptor. If no request can be
+ * had, wait for the descriptor instead (correct, only slower).
  */
-static int send_eager_blocking(mca_bml_base_btl_t *bml_btl, const ob1x_hdr_match_t *hdr,
-                               opal_convertor_t *conv, size_t size)
+static int adopt_late(const send_args_t *a, int seq, mca_btl_base_descriptor_t *des,
+                      ob1x_protocol_t proto, volatile bool *done, ompi_request_t **request)
+{
+    ob1x_send_request_t *req = NULL;
+
+    /* This BTL keeps descriptors for now (a FIFO, a full ring, a socket
+     * that would block): for the next sends to this peer the request
+     * first is cheaper than a request after the fact. */
+    ob1x_peer(a->comm, a->dst)->oproc->late_backoff = OB1X_LATE_BACKOFF;
+
+    if (OMPI_SUCCESS != ob1x_send_request_create(a->buf, a->count, a->dtype, a->dst, a->tag,
+                                                 a->mode, a->comm, false, &req)) {
+        while (!*done) {
+            opal_progress();
+        }
+        *request = &ompi_request_empty;
+        return OMPI_SUCCESS;
+    }
+    ob1x_send_request_reset(req, seq);
+    ob1x_send_request_adopt_eager(req, des, proto);
+    ob1x_count_event(OB1X_EV_LATE_REQUEST);
+    *request = (ompi_request_t *) req;
+    return OMPI_SUCCESS;
+}
+
+/*
+ * Eager prepared or allocated without a request. A blocking send (request
+ * NULL) waits on a flag on its stack: it cannot return before the buffer is
+ * reusable anyway. A non-blocking one is finished when the BTL completed the
+ * descriptor at once (fast boxes, copies); otherwise a request is made after
+ * the fact. Returns OMPI_ERR_OUT_OF_RESOURCE, having sent nothing, when the
+ * BTL has no descriptor.
+ */
+static int send_eager_requestless(mca_bml_base_btl_t *bml_btl, const ob1x_hdr_match_t *hdr,
+                                  opal_convertor_t *conv, size_t size, const send_args_t *a,
+                                  int seq, ompi_request_t **request)
 {
     bool prepared = 0 != size && (bml_btl->btl->btl_flags & MCA_BTL_FLAGS_SEND_INPLACE);
+    ob1x_protocol_t proto = prepared ? OB1X_PROTO_EAGER_PREPARED : OB1X_PROTO_EAGER_ALLOCATED;
     mca_btl_base_descriptor_t *des = ob1x_eager_des(bml_btl, conv, size, prepared);
     volatile bool done = false;
     int rc;
@@ -46,64 +98,83 @@ static int send_eager_blocking(mca_bml_base_btl_t *bml_btl, const ob1x_hdr_match
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     memcpy(des->des_segments[0].seg_addr.pval, hdr, sizeof(*hdr));
-    des->des_cbfunc = blocking_frag_done;
+    des->des_cbfunc = requestless_frag_done;
     des->des_cbdata = (void *) &done;
     rc = mca_bml_base_send(bml_btl, des, OB1X_BTL_TAG(OB1X_HDR_MATCH));
     if (OPAL_UNLIKELY(rc < 0)) {
         mca_bml_base_free(bml_btl, des);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    ob1x_count_protocol(prepared ? OB1X_PROTO_EAGER_PREPARED : OB1X_PROTO_EAGER_ALLOCATED, size);
-    /* 1: sent and the BTL will not call back. */
-    while (1 != rc && !done) {
+    ob1x_count_protocol(proto, size);
+    /* 1: sent, and the BTL will not call back. */
+    if (1 == rc || done) {
+        if (NULL != request) {
+            *request = &ompi_request_empty;
+        }
+        return OMPI_SUCCESS;
+    }
+    if (NULL != request) {
+        return adopt_late(a, seq, des, proto, &done, request);
+    }
+    while (!done) {
         opal_progress();
     }
     return OMPI_SUCCESS;
 }
 
+/* May a non-blocking send of this mode go out without a request? A request
+ * made after the send must be attached before any other thread could
+ * progress the BTL; a buffered send keeps its own path. */
+static inline bool isend_requestless_eager(mca_pml_base_send_mode_t mode)
+{
+    return mca_pml_ob1x.params.isend_requestless && MCA_PML_BASE_SEND_BUFFERED != mode &&
+           !opal_using_threads();
+}
+
 /*
- * The request-less eager paths: eager immediate (btl_sendi) for any send
- * but MPI_Ssend, and for a blocking standard or ready send also eager
- * prepared/allocated. Returns OMPI_SUCCESS when the message left; otherwise
- * *seq holds the sequence number the request path must reuse (or -1 if none
- * was drawn).
+ * The request-less eager paths. Eager immediate (btl_sendi) for any send
+ * but MPI_Ssend; eager prepared/allocated for a blocking standard or ready
+ * send (request NULL), and for a non-blocking standard or ready send in a
+ * single-threaded process. Returns OMPI_SUCCESS when the message left (a
+ * non-blocking send then has *request set); otherwise *seq holds the
+ * sequence number the request path must reuse (or -1 if none was drawn).
  */
 static inline __opal_attribute_always_inline__ int
-send_requestless(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst, int tag,
-                 struct ompi_communicator_t *comm, bool blocking, int *seq)
+send_requestless(const send_args_t *a, ompi_request_t **request, int *seq)
 {
+    bool eager =
+        NULL == request ? MCA_PML_BASE_SEND_BUFFERED != a->mode : isend_requestless_eager(a->mode);
     ob1x_comm_peer_t *peer;
     mca_bml_base_btl_t *bml_btl;
     ob1x_hdr_match_t hdr;
     opal_convertor_t conv;
-    size_t size, eager_max;
+    size_t size;
     bool sendi;
     int rc;
 
     *seq = -1;
-    /* The size test first: messages past both limits pay one compare. */
-    ompi_datatype_type_size(dtype, &size);
-    size *= count;
-    if (size > mca_pml_ob1x.params.sendi_max && !blocking) {
-        return OMPI_ERR_NOT_AVAILABLE;
-    }
-    peer = ob1x_peer(comm, dst);
+    ompi_datatype_type_size(a->dtype, &size);
+    size *= a->count;
+    peer = ob1x_peer(a->comm, a->dst);
     if (OPAL_UNLIKELY(NULL == peer->endpoint) || peer->oproc->congested) {
         return OMPI_ERR_NOT_AVAILABLE;
     }
     bml_btl = mca_bml_base_btl_array_get_next(&peer->endpoint->btl_eager);
-    eager_max = ob1x_eager_max(bml_btl->btl);
-    sendi = NULL != bml_btl->btl->btl_sendi && size <= mca_pml_ob1x.params.sendi_max;
-    if (size > eager_max || (!sendi && !blocking)) {
+    sendi = ob1x_sendi_fits(bml_btl->btl, size);
+    if (size > ob1x_eager_max(bml_btl->btl) || (!sendi && !eager)) {
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
+    if (!sendi && NULL != request && peer->oproc->late_backoff > 0) {
+        --peer->oproc->late_backoff;
         return OMPI_ERR_NOT_AVAILABLE;
     }
     *seq = (uint16_t) OPAL_THREAD_FETCH_ADD32(&peer->send_seq, 1);
-    ob1x_hdr_match_init(&hdr, OB1X_HDR_MATCH, 0, (uint16_t) comm->c_contextid, (uint16_t) *seq,
-                        comm->c_my_rank, tag);
+    ob1x_hdr_match_init(&hdr, OB1X_HDR_MATCH, 0, (uint16_t) a->comm->c_contextid, (uint16_t) *seq,
+                        a->comm->c_my_rank, a->tag);
 
     OBJ_CONSTRUCT(&conv, opal_convertor_t);
-    opal_convertor_copy_and_prepare_for_send(peer->proc->super.proc_convertor, &dtype->super, count,
-                                             buf, 0, &conv);
+    opal_convertor_copy_and_prepare_for_send(peer->proc->super.proc_convertor, &a->dtype->super,
+                                             a->count, a->buf, 0, &conv);
     rc = OMPI_ERR_NOT_AVAILABLE;
     if (sendi) {
         rc = mca_bml_base_sendi(bml_btl, &conv, &hdr, sizeof(hdr), size, MCA_BTL_NO_ORDER,
@@ -111,13 +182,18 @@ send_requestless(const void *buf, size_t count, struct ompi_datatype_t *dtype, i
                                 OB1X_BTL_TAG(OB1X_HDR_MATCH), NULL);
         if (OPAL_LIKELY(OMPI_SUCCESS == rc)) {
             ob1x_count_protocol(OB1X_PROTO_EAGER_IMMEDIATE, size);
-        } else if (blocking) {
+            if (NULL != request) {
+                /* Only "cancelled" is meaningful in a send status, and
+                 * this send can no longer be cancelled. */
+                *request = &ompi_request_empty;
+            }
+        } else if (eager) {
             size_t zero = 0;
             opal_convertor_set_position(&conv, &zero);
         }
     }
-    if (OMPI_SUCCESS != rc && blocking) {
-        rc = send_eager_blocking(bml_btl, &hdr, &conv, size);
+    if (OMPI_SUCCESS != rc && eager) {
+        rc = send_eager_requestless(bml_btl, &hdr, &conv, size, a, *seq, request);
     }
     OBJ_DESTRUCT(&conv);
     return rc;
@@ -156,11 +232,8 @@ int ob1x_isend(const void *buf, size_t count, struct ompi_datatype_t *dtype, int
     int seq = -1, rc;
 
     if (MCA_PML_BASE_SEND_SYNCHRONOUS != mode) {
-        rc = send_requestless(buf, count, dtype, dst, tag, comm, false, &seq);
-        if (OPAL_LIKELY(OMPI_SUCCESS == rc)) {
-            /* Only "cancelled" is meaningful in a send status, and this
-             * send can no longer be cancelled. */
-            *request = &ompi_request_empty;
+        const send_args_t a = {buf, count, dtype, dst, tag, mode, comm};
+        if (OPAL_LIKELY(OMPI_SUCCESS == send_requestless(&a, request, &seq))) {
             return OMPI_SUCCESS;
         }
     }
@@ -177,9 +250,8 @@ int ob1x_send(const void *buf, size_t count, struct ompi_datatype_t *dtype, int 
     int seq = -1, rc;
 
     if (MCA_PML_BASE_SEND_SYNCHRONOUS != mode) {
-        rc = send_requestless(buf, count, dtype, dst, tag, comm, MCA_PML_BASE_SEND_BUFFERED != mode,
-                              &seq);
-        if (OPAL_LIKELY(OMPI_SUCCESS == rc)) {
+        const send_args_t a = {buf, count, dtype, dst, tag, mode, comm};
+        if (OPAL_LIKELY(OMPI_SUCCESS == send_requestless(&a, NULL, &seq))) {
             return OMPI_SUCCESS;
         }
     }

@@ -42,6 +42,10 @@ static const struct {
     [OB1X_EV_UNEXPECTED_HIGHWATER] = {"unexpected_highwater",
                                       "Largest number of unexpected messages held at once",
                                       MCA_BASE_PVAR_CLASS_HIGHWATERMARK},
+    [OB1X_EV_LATE_REQUEST] = {"late_requests",
+                              "Non-blocking eager sends that left without a request and got "
+                              "one afterwards because the BTL kept the descriptor",
+                              MCA_BASE_PVAR_CLASS_COUNTER},
 };
 
 static int register_one(const char *name, const char *desc, int var_class, void *storage,

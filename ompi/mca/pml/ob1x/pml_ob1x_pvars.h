@@ -31,6 +31,7 @@ typedef enum ob1x_event {
     OB1X_EV_OUT_OF_ORDER,         /* MATCH/RNDV received ahead of sequence */
     OB1X_EV_RESOURCE_RETRIES,     /* sends / control messages queued for lack of BTL resources */
     OB1X_EV_UNEXPECTED_HIGHWATER, /* largest unexpected-queue length seen (messages) */
+    OB1X_EV_LATE_REQUEST,         /* non-blocking eager sends given a request after the send */
     OB1X_EV_COUNT
 } ob1x_event_t;
 

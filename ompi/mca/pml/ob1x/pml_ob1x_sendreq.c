@@ -207,6 +207,14 @@ static void send_pipeline_frag_done(mca_btl_base_module_t *btl, struct mca_btl_b
     }
 }
 
+void ob1x_send_request_adopt_eager(ob1x_send_request_t *req, mca_btl_base_descriptor_t *des,
+                                   ob1x_protocol_t proto)
+{
+    req->protocol = proto;
+    des->des_cbfunc = send_eager_done;
+    des->des_cbdata = req;
+}
+
 static inline __opal_attribute_always_inline__ int send_eager_des(ob1x_send_request_t *req,
                                                                   mca_bml_base_btl_t *bml_btl,
                                                                   mca_btl_base_descriptor_t *des,

@@ -71,6 +71,12 @@ int ob1x_send_start_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, 
                          uint8_t flags);
 int ob1x_send_start_buffered(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
 
+/* A non-blocking eager send that left without a request while the BTL
+ * still holds its descriptor: req (made afterwards, already reset) completes
+ * when the descriptor does. Single-threaded progress only: nothing may call
+ * the descriptor back between the send and this call. */
+void ob1x_send_request_adopt_eager(ob1x_send_request_t *req, mca_btl_base_descriptor_t *des,
+                                   ob1x_protocol_t proto);
 void ob1x_send_request_reprepare(ob1x_send_request_t *req);
 void ob1x_send_request_schedule(ob1x_send_request_t *req);
 /* Fill the sequence slot of a send that failed before sending anything. */
@@ -181,11 +187,20 @@ static inline size_t ob1x_eager_max(const mca_btl_base_module_t *btl)
     return btl->btl_eager_limit - sizeof(ob1x_hdr_match_t);
 }
 
+/* Is btl_sendi worth a try for this payload? Up to sendi_max on any BTL
+ * with one; beyond, only on BTLs that copy eager data anyway (no in-place
+ * send): their immediate send is that copy without a descriptor. A BTL
+ * that sends in place may keep its fastest path for prepare_src. */
+static inline bool ob1x_sendi_fits(const mca_btl_base_module_t *btl, size_t size)
+{
+    return NULL != btl->btl_sendi && (size <= mca_pml_ob1x.params.sendi_max ||
+                                      !(btl->btl_flags & MCA_BTL_FLAGS_SEND_INPLACE));
+}
+
 static inline bool ob1x_sendi_allowed(const ob1x_send_request_t *req,
                                       const mca_btl_base_module_t *btl, size_t size)
 {
-    return NULL != btl->btl_sendi && size <= mca_pml_ob1x.params.sendi_max &&
-           size <= ob1x_eager_max(btl);
+    return ob1x_sendi_fits(btl, size) && size <= ob1x_eager_max(btl);
 }
 
 /*

@@ -64,7 +64,8 @@ static int check_target(bench_ctx_t *ctx, unsigned seed, int iters)
     return ctx->initiator ? 0 : check_received(ctx, seed, iters);
 }
 
-static void latency_run(bench_ctx_t *ctx, int iters)
+/* Ping-pong: the initiator sends first; replies land in `rbuf`. */
+static void pingpong(bench_ctx_t *ctx, int iters, void *rbuf)
 {
     int cnt = (int) ctx->size;
     if (ctx->peer < 0) {
@@ -73,14 +74,17 @@ static void latency_run(bench_ctx_t *ctx, int iters)
     for (int i = 0; i < iters; i++) {
         if (ctx->initiator) {
             MPI_Send(ctx->sbuf, cnt, MPI_BYTE, ctx->peer, TAG_DATA, ctx->comm);
-            MPI_Recv(ctx->rbuf, cnt, MPI_BYTE, ctx->peer, TAG_DATA, ctx->comm,
-                     MPI_STATUS_IGNORE);
+            MPI_Recv(rbuf, cnt, MPI_BYTE, ctx->peer, TAG_DATA, ctx->comm, MPI_STATUS_IGNORE);
         } else {
-            MPI_Recv(ctx->rbuf, cnt, MPI_BYTE, ctx->peer, TAG_DATA, ctx->comm,
-                     MPI_STATUS_IGNORE);
+            MPI_Recv(rbuf, cnt, MPI_BYTE, ctx->peer, TAG_DATA, ctx->comm, MPI_STATUS_IGNORE);
             MPI_Send(ctx->sbuf, cnt, MPI_BYTE, ctx->peer, TAG_DATA, ctx->comm);
         }
     }
+}
+
+static void latency_run(bench_ctx_t *ctx, int iters)
+{
+    pingpong(ctx, iters, ctx->rbuf);
 }
 
 /* One buffer per rank: the initiator's pattern travels there and back; both end up holding it. */
@@ -98,21 +102,7 @@ static void onebuf_prepare(bench_ctx_t *ctx, unsigned seed)
 
 static void onebuf_run(bench_ctx_t *ctx, int iters)
 {
-    int cnt = (int) ctx->size;
-    if (ctx->peer < 0) {
-        return;
-    }
-    for (int i = 0; i < iters; i++) {
-        if (ctx->initiator) {
-            MPI_Send(ctx->sbuf, cnt, MPI_BYTE, ctx->peer, TAG_DATA, ctx->comm);
-            MPI_Recv(ctx->sbuf, cnt, MPI_BYTE, ctx->peer, TAG_DATA, ctx->comm,
-                     MPI_STATUS_IGNORE);
-        } else {
-            MPI_Recv(ctx->sbuf, cnt, MPI_BYTE, ctx->peer, TAG_DATA, ctx->comm,
-                     MPI_STATUS_IGNORE);
-            MPI_Send(ctx->sbuf, cnt, MPI_BYTE, ctx->peer, TAG_DATA, ctx->comm);
-        }
-    }
+    pingpong(ctx, iters, ctx->sbuf);
 }
 
 static int onebuf_check(bench_ctx_t *ctx, unsigned seed, int iters)

@@ -44,25 +44,27 @@ mca_pml_base_component_2_0_0_t mca_pml_ob1x_component = {
     .pmlm_finalize = component_finalize,
 };
 
+/* One read-only MCA variable of this component. */
+static void reg(const char *name, const char *desc, mca_base_var_type_t type, void *storage,
+                int level)
+{
+    (void) mca_base_component_var_register(&mca_pml_ob1x_component.pmlm_version, name, desc, type,
+                                           NULL, 0, 0, level, MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
 static void reg_int(const char *name, const char *desc, int *storage, int level)
 {
-    (void) mca_base_component_var_register(&mca_pml_ob1x_component.pmlm_version, name, desc,
-                                           MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, level,
-                                           MCA_BASE_VAR_SCOPE_READONLY, storage);
+    reg(name, desc, MCA_BASE_VAR_TYPE_INT, storage, level);
 }
 
 static void reg_bool(const char *name, const char *desc, bool *storage, int level)
 {
-    (void) mca_base_component_var_register(&mca_pml_ob1x_component.pmlm_version, name, desc,
-                                           MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, level,
-                                           MCA_BASE_VAR_SCOPE_READONLY, storage);
+    reg(name, desc, MCA_BASE_VAR_TYPE_BOOL, storage, level);
 }
 
 static void reg_size(const char *name, const char *desc, size_t *storage, int level)
 {
-    (void) mca_base_component_var_register(&mca_pml_ob1x_component.pmlm_version, name, desc,
-                                           MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, level,
-                                           MCA_BASE_VAR_SCOPE_READONLY, storage);
+    reg(name, desc, MCA_BASE_VAR_TYPE_SIZE_T, storage, level);
 }
 
 static int component_register(void)

@@ -1,24 +1,25 @@
 /*
  * isend_eager.c - non-blocking eager sends above sendi_max go out without a
- * request when the BTL completes them at once, and get a request after the
- * fact when the BTL keeps the descriptor (pml_ob1x_late_requests).
+ * request: complete at once when the descriptor holds a copy of the data or
+ * the BTL finished it, and given a request after the fact when the BTL keeps
+ * a descriptor that still reads the user's buffer (pml_ob1x_late_requests).
  *
  * Rank 0 posts `count` MPI_Isend of `len` bytes (sendi_max < len <=
- * eager_limit - 64) to rank 1, which has posted nothing yet, so the BTL's
- * small-message rings fill and later messages wait in the BTL. Then rank 1
+ * eager_limit - 64) to rank 1, which has posted nothing yet. Then rank 1
  * receives them in order and checks content; rank 0 checks:
  *  - the eager counters moved by exactly `count`;
  *  - late_requests moved by at most `count` (after a late request the next
  *    sends to that peer allocate their request first);
- *  - --expect-late: late_requests moved (the BTL kept some descriptor);
+ *  - --expect-late: late_requests moved (the BTL kept some descriptor, e.g.
+ *    tcp while it makes the connection);
  *  - --expect-at-once=N: at least N sends were complete when MPI_Isend
- *    returned (a few sends into a warmed-up fast box);
+ *    returned (shared-memory BTLs copy eager data: all of them);
  *  - --expect-no-late: late_requests did not move (MPI_THREAD_MULTIPLE
- *    always uses the request path, or the BTL never keeps a descriptor).
+ *    always uses the request path, or the BTL never keeps the user's data).
  * A cancel of a request-less send is a no-op reported as not cancelled.
  *
  * Arguments: --len=N (default 1024), --count=N (default 256), --warmup=N
- * (zero-byte ping-pongs first, so that shared-memory fast boxes exist),
+ * (zero-byte ping-pongs first, so that connections and fast boxes exist),
  * --threads (MPI_THREAD_MULTIPLE), --expect-late, --expect-no-late.
  */
 #include "tpml.h"

@@ -13,6 +13,7 @@
 
 #include "opal/class/opal_free_list.h"
 #include "opal/class/opal_list.h"
+#include "opal/datatype/opal_convertor.h"
 #include "opal/threads/mutex.h"
 #include "ompi/mca/pml/pml.h"
 #include "ompi/request/request.h"
@@ -59,6 +60,11 @@ typedef struct mca_pml_ob1x_t {
 
     /* Bytes of unexpected eager data held, over all communicators. */
     volatile int64_t unexpected_bytes;
+
+    /* The request-less sends' convertor in a single-threaded process:
+     * constructing one per message costs about as much as the send. */
+    opal_convertor_t solo_conv;
+    bool solo_conv_busy; /* in use (a send nested in progress makes its own) */
 
 } mca_pml_ob1x_t;
 

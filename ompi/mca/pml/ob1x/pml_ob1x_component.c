@@ -114,8 +114,9 @@ static int component_register(void)
              &p->sendi_max, OPAL_INFO_LVL_5);
     reg_bool("isend_requestless",
              "Non-blocking standard/ready eager sends of a single-threaded process are handed to "
-             "the BTL before any request exists; the send needs none when the BTL completes it at "
-             "once, else one is made afterwards (counted by pml_ob1x_late_requests). false: "
+             "the BTL before any request exists; the send needs none when the descriptor holds a "
+             "copy of the data or the BTL completes it at once, else one is made afterwards "
+             "(counted by pml_ob1x_late_requests). false: "
              "always allocate the request first",
              &p->isend_requestless, OPAL_INFO_LVL_5);
     reg_size("unexpected_limit",
@@ -204,6 +205,8 @@ static mca_pml_base_module_t *component_init(int *priority, bool progress_thread
     OBJ_CONSTRUCT(&m->xoff_procs, opal_list_t);
     OBJ_CONSTRUCT(&m->orphan_lock, opal_mutex_t);
     OBJ_CONSTRUCT(&m->orphan_frags, opal_list_t);
+    OBJ_CONSTRUCT(&m->solo_conv, opal_convertor_t);
+    m->solo_conv_busy = false;
     m->pending_count = 0;
     m->unexpected_bytes = 0;
     /* Low priority: queued work is rare, and every pass of the polling loop
@@ -231,6 +234,7 @@ static int component_finalize(void)
     OBJ_DESTRUCT(&m->xoff_procs);
     OBJ_DESTRUCT(&m->orphan_frags);
     OBJ_DESTRUCT(&m->orphan_lock);
+    OBJ_DESTRUCT(&m->solo_conv);
     OBJ_DESTRUCT(&m->pending_lock);
     OBJ_DESTRUCT(&m->recv_frags);
     OBJ_DESTRUCT(&m->recv_requests);

@@ -33,7 +33,8 @@ typedef struct send_args {
 } send_args_t;
 
 /* Called by the BTL when a descriptor sent without a request is locally
- * complete: its cbdata is a flag on the sender's stack. */
+ * complete: its cbdata is a flag on the sender's stack, or NULL when the
+ * descriptor held a copy of the data and nobody waits for it. */
 static void requestless_frag_done(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
                                   mca_btl_base_descriptor_t *des, int status)
 {
@@ -43,7 +44,9 @@ static void requestless_frag_done(mca_btl_base_module_t *btl, struct mca_btl_bas
         opal_output(0, "pml:ob1x: a BTL failed to send (%d); the job cannot continue", status);
         ompi_rte_abort(status, NULL);
     }
-    *(volatile bool *) des->des_cbdata = true;
+    if (NULL != des->des_cbdata) {
+        *(volatile bool *) des->des_cbdata = true;
+    }
 }
 
 /*
@@ -77,12 +80,14 @@ static int adopt_late(const send_args_t *a, int seq, mca_btl_base_descriptor_t *
 }
 
 /*
- * Eager prepared or allocated without a request. A blocking send (request
- * NULL) waits on a flag on its stack: it cannot return before the buffer is
- * reusable anyway. A non-blocking one is finished when the BTL completed the
- * descriptor at once (fast boxes, copies); otherwise a request is made after
- * the fact. Returns OMPI_ERR_OUT_OF_RESOURCE, having sent nothing, when the
- * BTL has no descriptor.
+ * Eager prepared or allocated without a request. The send is finished once
+ * the BTL has the descriptor if the descriptor holds a copy of the data
+ * (every allocated one; a prepared one from a BTL that copied), or if the
+ * BTL completed it at once. Otherwise the data is still read from the
+ * user's buffer: a blocking send (request NULL) waits on a flag on its
+ * stack, a non-blocking one gets a request after the fact. Returns
+ * OMPI_ERR_OUT_OF_RESOURCE, having sent nothing, when the BTL has no
+ * descriptor.
  */
 static int send_eager_requestless(mca_bml_base_btl_t *bml_btl, const ob1x_hdr_match_t *hdr,
                                   opal_convertor_t *conv, size_t size, const send_args_t *a,
@@ -92,14 +97,17 @@ static int send_eager_requestless(mca_bml_base_btl_t *bml_btl, const ob1x_hdr_ma
     ob1x_protocol_t proto = prepared ? OB1X_PROTO_EAGER_PREPARED : OB1X_PROTO_EAGER_ALLOCATED;
     mca_btl_base_descriptor_t *des = ob1x_eager_des(bml_btl, conv, size, prepared);
     volatile bool done = false;
+    bool copied;
     int rc;
 
     if (OPAL_UNLIKELY(NULL == des)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     memcpy(des->des_segments[0].seg_addr.pval, hdr, sizeof(*hdr));
+    /* Decided before the send: afterwards the descriptor is the BTL's. */
+    copied = ob1x_eager_des_copied(des, size);
     des->des_cbfunc = requestless_frag_done;
-    des->des_cbdata = (void *) &done;
+    des->des_cbdata = copied ? NULL : (void *) &done;
     rc = mca_bml_base_send(bml_btl, des, OB1X_BTL_TAG(OB1X_HDR_MATCH));
     if (OPAL_UNLIKELY(rc < 0)) {
         mca_bml_base_free(bml_btl, des);
@@ -107,7 +115,7 @@ static int send_eager_requestless(mca_bml_base_btl_t *bml_btl, const ob1x_hdr_ma
     }
     ob1x_count_protocol(proto, size);
     /* 1: sent, and the BTL will not call back. */
-    if (1 == rc || done) {
+    if (1 == rc || copied || done) {
         if (NULL != request) {
             *request = &ompi_request_empty;
         }
@@ -120,6 +128,29 @@ static int send_eager_requestless(mca_bml_base_btl_t *bml_btl, const ob1x_hdr_ma
         opal_progress();
     }
     return OMPI_SUCCESS;
+}
+
+/* A convertor for one request-less send: the process's shared one when
+ * no other thread can be in here and it is free, else one on the caller's
+ * stack. Released as soon as the descriptor is built or sent. */
+static inline opal_convertor_t *conv_take(opal_convertor_t *mine)
+{
+    if (OPAL_LIKELY(!opal_using_threads() && !mca_pml_ob1x.solo_conv_busy)) {
+        mca_pml_ob1x.solo_conv_busy = true;
+        return &mca_pml_ob1x.solo_conv;
+    }
+    OBJ_CONSTRUCT(mine, opal_convertor_t);
+    return mine;
+}
+
+static inline void conv_give(opal_convertor_t *conv)
+{
+    if (OPAL_LIKELY(conv == &mca_pml_ob1x.solo_conv)) {
+        opal_convertor_cleanup(conv);
+        mca_pml_ob1x.solo_conv_busy = false;
+    } else {
+        OBJ_DESTRUCT(conv);
+    }
 }
 
 /* May a non-blocking send of this mode go out without a request? A request
@@ -147,7 +178,7 @@ send_requestless(const send_args_t *a, ompi_request_t **request, int *seq)
     ob1x_comm_peer_t *peer;
     mca_bml_base_btl_t *bml_btl;
     ob1x_hdr_match_t hdr;
-    opal_convertor_t conv;
+    opal_convertor_t mine, *conv;
     size_t size;
     bool sendi;
     int rc;
@@ -172,12 +203,12 @@ send_requestless(const send_args_t *a, ompi_request_t **request, int *seq)
     ob1x_hdr_match_init(&hdr, OB1X_HDR_MATCH, 0, (uint16_t) a->comm->c_contextid, (uint16_t) *seq,
                         a->comm->c_my_rank, a->tag);
 
-    OBJ_CONSTRUCT(&conv, opal_convertor_t);
+    conv = conv_take(&mine);
     opal_convertor_copy_and_prepare_for_send(peer->proc->super.proc_convertor, &a->dtype->super,
-                                             a->count, a->buf, 0, &conv);
+                                             a->count, a->buf, 0, conv);
     rc = OMPI_ERR_NOT_AVAILABLE;
     if (sendi) {
-        rc = mca_bml_base_sendi(bml_btl, &conv, &hdr, sizeof(hdr), size, MCA_BTL_NO_ORDER,
+        rc = mca_bml_base_sendi(bml_btl, conv, &hdr, sizeof(hdr), size, MCA_BTL_NO_ORDER,
                                 MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP,
                                 OB1X_BTL_TAG(OB1X_HDR_MATCH), NULL);
         if (OPAL_LIKELY(OMPI_SUCCESS == rc)) {
@@ -189,13 +220,13 @@ send_requestless(const send_args_t *a, ompi_request_t **request, int *seq)
             }
         } else if (eager) {
             size_t zero = 0;
-            opal_convertor_set_position(&conv, &zero);
+            opal_convertor_set_position(conv, &zero);
         }
     }
     if (OMPI_SUCCESS != rc && eager) {
-        rc = send_eager_requestless(bml_btl, &hdr, &conv, size, a, *seq, request);
+        rc = send_eager_requestless(bml_btl, &hdr, conv, size, a, *seq, request);
     }
-    OBJ_DESTRUCT(&conv);
+    conv_give(conv);
     return rc;
 }
 

@@ -62,6 +62,17 @@ OBJ_CLASS_DECLARATION(ob1x_send_request_t);
 mca_btl_base_descriptor_t *ob1x_eager_des(mca_bml_base_btl_t *bml_btl, opal_convertor_t *conv,
                                           size_t size, bool prepared);
 
+/* Does an eager descriptor carry its own copy of the payload? Then the
+ * user's buffer is free as soon as the BTL has accepted the descriptor, not
+ * only when the BTL calls back (shared-memory BTLs call back when the
+ * receiver hands the fragment back). One segment holding our header and the
+ * whole payload cannot be the user's memory: the header sits in front. */
+static inline bool ob1x_eager_des_copied(const mca_btl_base_descriptor_t *des, size_t size)
+{
+    return 1 == des->des_segment_count &&
+           des->des_segments[0].seg_len == sizeof(ob1x_hdr_match_t) + size;
+}
+
 /* Protocol starts (pml_ob1x_sendreq.c). Each returns OMPI_SUCCESS, or
  * OMPI_ERR_OUT_OF_RESOURCE when the caller should queue the request. */
 int ob1x_send_start_sendi(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);

@@ -132,7 +132,8 @@ static int send_eager_requestless(mca_bml_base_btl_t *bml_btl, const ob1x_hdr_ma
 
 /* A convertor for one request-less send: the process's shared one when
  * no other thread can be in here and it is free, else one on the caller's
- * stack. Released as soon as the descriptor is built or sent. */
+ * stack. Held until the send has left; a send started from progress while a
+ * blocking send waits for its descriptor finds it busy and makes its own. */
 static inline opal_convertor_t *conv_take(opal_convertor_t *mine)
 {
     if (OPAL_LIKELY(!opal_using_threads() && !mca_pml_ob1x.solo_conv_busy)) {

@@ -28,6 +28,7 @@ const char *const t_pv_names[T_PV_COUNT] = {
     "pml_ob1x_unexpected_length", "pml_ob1x_unexpected_highwater",
     "pml_ob1x_flow_control_rndv", "pml_ob1x_out_of_order_frags",
     "pml_ob1x_resource_retries", "pml_ob1x_late_requests",
+    "pml_ob1x_orphan_messages",
 };
 
 /* One opened performance variable. */

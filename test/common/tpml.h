@@ -214,7 +214,7 @@ typedef enum {
     T_PV_SYNC_MSG,
     T_PV_UNEXP_LEN, T_PV_UNEXP_HIGH,
     T_PV_FLOW_RNDV, T_PV_OOO_FRAGS, T_PV_RES_RETRIES,
-    T_PV_LATE_REQ,
+    T_PV_LATE_REQ, T_PV_ORPHAN,
     T_PV_COUNT
 } t_pv;
 

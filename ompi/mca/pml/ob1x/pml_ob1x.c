@@ -180,6 +180,9 @@ static int __opal_attribute_noinline__ progress_pending(void)
     if (!opal_list_is_empty(&mca_pml_ob1x.pending_sends)) {
         done += progress_sends();
     }
+    if (OPAL_UNLIKELY(!opal_list_is_empty(&mca_pml_ob1x.held_comms))) {
+        done += ob1x_comm_release_held();
+    }
     return done;
 }
 

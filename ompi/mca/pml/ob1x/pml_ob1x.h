@@ -36,6 +36,7 @@ typedef struct ob1x_params {
     bool isend_requestless;  /* eager Isend before any request (see pml_ob1x_isend.c) */
     size_t unexpected_limit; /* unexpected eager bytes before senders are throttled */
     int fault_every;         /* testing aid: every Nth descriptor request fails; 0 off */
+    int orphan_hold_ms;      /* testing aid: new communicators ignore arrivals this long */
 } ob1x_params_t;
 
 typedef struct mca_pml_ob1x_t {
@@ -54,9 +55,11 @@ typedef struct mca_pml_ob1x_t {
     volatile int32_t pending_count;
     opal_list_t xoff_procs; /* ob1x_proc_t we told to stop eager sends */
 
-    /* Fragments for communicators this process has not created yet. */
+    /* Fragments for communicators this process has not created yet, and
+     * (testing aid pml_ob1x_orphan_hold_ms) communicators still held back. */
     opal_mutex_t orphan_lock;
     opal_list_t orphan_frags;
+    opal_list_t held_comms;
 
     /* Bytes of unexpected eager data held, over all communicators. */
     volatile int64_t unexpected_bytes;
@@ -86,6 +89,9 @@ int ob1x_del_procs(struct ompi_proc_t **procs, size_t nprocs);
 int ob1x_enable(bool enable);
 int ob1x_progress(void);
 int ob1x_add_comm(struct ompi_communicator_t *comm);
+/* Testing aid (pml_ob1x_orphan_hold_ms): let go of the communicators whose
+ * hold is over; returns how many. */
+int ob1x_comm_release_held(void);
 int ob1x_del_comm(struct ompi_communicator_t *comm);
 
 int ob1x_isend_init(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst, int tag,

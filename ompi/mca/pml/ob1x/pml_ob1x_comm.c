@@ -7,7 +7,9 @@
 
 #include "ompi/mca/bml/base/base.h"
 
+#include <stddef.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "pml_ob1x.h"
 #include "pml_ob1x_comm.h"
@@ -74,6 +76,80 @@ void ob1x_procs_release(struct ompi_proc_t **procs, size_t nprocs)
     }
 }
 
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+/* Testing aid: arrivals for this communicator become orphans until
+ * ob1x_comm_release_held lets it go (every communicator the application
+ * creates; MPI_COMM_WORLD and MPI_COMM_SELF never). */
+static bool comm_hold(ob1x_comm_t *oc, struct ompi_communicator_t *comm)
+{
+    if (OPAL_LIKELY(0 == mca_pml_ob1x.params.orphan_hold_ms) || comm == &ompi_mpi_comm_world.comm ||
+        comm == &ompi_mpi_comm_self.comm) {
+        return false;
+    }
+    oc->held = 1;
+    oc->held_until_us = now_us() + 1000u * (uint64_t) mca_pml_ob1x.params.orphan_hold_ms;
+    OPAL_THREAD_LOCK(&mca_pml_ob1x.orphan_lock);
+    opal_list_append(&mca_pml_ob1x.held_comms, &oc->held_item);
+    OPAL_THREAD_UNLOCK(&mca_pml_ob1x.orphan_lock);
+    ob1x_pending_added(); /* so that progress comes back for the release */
+    return true;
+}
+
+static ob1x_comm_t *held_comm_of(opal_list_item_t *item)
+{
+    return (ob1x_comm_t *) ((char *) item - offsetof(ob1x_comm_t, held_item));
+}
+
+int ob1x_comm_release_held(void)
+{
+    uint64_t now = now_us();
+    opal_list_item_t *item, *next;
+    ob1x_comm_t *due[16];
+    int n = 0;
+
+    OPAL_THREAD_LOCK(&mca_pml_ob1x.orphan_lock);
+    for (item = opal_list_get_first(&mca_pml_ob1x.held_comms);
+         item != opal_list_get_end(&mca_pml_ob1x.held_comms) && n < 16; item = next) {
+        next = opal_list_get_next(item);
+        if (held_comm_of(item)->held_until_us <= now) {
+            opal_list_remove_item(&mca_pml_ob1x.held_comms, item);
+            due[n] = held_comm_of(item);
+            due[n++]->held = 0; /* under orphan_lock: see ob1x_recv_orphan_or_ready */
+        }
+    }
+    OPAL_THREAD_UNLOCK(&mca_pml_ob1x.orphan_lock);
+    for (int i = 0; i < n; ++i) {
+        opal_atomic_add_fetch_32(&mca_pml_ob1x.pending_count, -1);
+        ob1x_recv_orphans_replay(due[i]->comm);
+    }
+    return n;
+}
+
+/* A communicator freed while held: its held messages can only be its own
+ * (its context id cannot be reused before every member freed it). */
+static void comm_unhold(ob1x_comm_t *oc)
+{
+    bool was_held;
+
+    OPAL_THREAD_LOCK(&mca_pml_ob1x.orphan_lock);
+    was_held = oc->held;
+    if (was_held) {
+        opal_list_remove_item(&mca_pml_ob1x.held_comms, &oc->held_item);
+        oc->held = 0;
+    }
+    OPAL_THREAD_UNLOCK(&mca_pml_ob1x.orphan_lock);
+    if (was_held) {
+        opal_atomic_add_fetch_32(&mca_pml_ob1x.pending_count, -1);
+        ob1x_recv_orphans_drop(oc->comm);
+    }
+}
+
 int ob1x_add_comm(struct ompi_communicator_t *comm)
 {
     int n = comm->c_remote_group->grp_proc_count;
@@ -94,7 +170,17 @@ int ob1x_add_comm(struct ompi_communicator_t *comm)
         OBJ_CONSTRUCT(&oc->peers[i].unexpected, opal_list_t);
         OBJ_CONSTRUCT(&oc->peers[i].out_of_order, opal_list_t);
     }
+    oc->comm = comm;
+    OBJ_CONSTRUCT(&oc->held_item, opal_list_item_t);
+    if (comm_hold(oc, comm)) {
+        comm->c_pml_comm = (struct mca_pml_comm_t *) oc;
+        return OMPI_SUCCESS;
+    }
+    /* Published under orphan_lock, so that a message is either saved
+     * before this point (and replayed now) or matched directly. */
+    OPAL_THREAD_LOCK(&mca_pml_ob1x.orphan_lock);
     comm->c_pml_comm = (struct mca_pml_comm_t *) oc;
+    OPAL_THREAD_UNLOCK(&mca_pml_ob1x.orphan_lock);
     ob1x_recv_orphans_replay(comm);
     return OMPI_SUCCESS;
 }
@@ -106,6 +192,7 @@ int ob1x_del_comm(struct ompi_communicator_t *comm)
     if (NULL == oc) {
         return OMPI_SUCCESS;
     }
+    comm_unhold(oc);
     comm->c_pml_comm = NULL;
     for (int i = 0; i < oc->num_peers; ++i) {
         ob1x_comm_peer_t *peer = &oc->peers[i];
@@ -120,6 +207,7 @@ int ob1x_del_comm(struct ompi_communicator_t *comm)
         OBJ_DESTRUCT(&peer->out_of_order);
     }
     OBJ_DESTRUCT(&oc->wildcard);
+    OBJ_DESTRUCT(&oc->held_item);
     OBJ_DESTRUCT(&oc->lock);
     free(oc);
     return OMPI_SUCCESS;

@@ -40,11 +40,15 @@ typedef struct ob1x_comm_peer {
 
 typedef struct ob1x_comm {
     opal_mutex_t lock;
+    volatile int32_t held;   /* testing aid: arrivals are treated as orphans while set */
     uint32_t post_seq;       /* posting order of receives: decides specific vs. wildcard */
     opal_list_t wildcard;    /* posted MPI_ANY_SOURCE receives, in posting order */
     size_t unexpected_count; /* unexpected fragments over all peers */
     int num_peers;
-    ob1x_comm_peer_t peers[]; /* indexed by rank in the remote group */
+    opal_list_item_t held_item;       /* on mca_pml_ob1x.held_comms while held */
+    struct ompi_communicator_t *comm; /* the communicator, for the release */
+    uint64_t held_until_us;           /* when the hold ends (monotonic clock) */
+    ob1x_comm_peer_t peers[];         /* indexed by rank in the remote group */
 } ob1x_comm_t;
 
 /* Per peer process (not per communicator): receiver-congestion state. */

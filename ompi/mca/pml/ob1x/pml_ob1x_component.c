@@ -84,6 +84,7 @@ static int component_register(void)
         .isend_requestless = true,
         .unexpected_limit = 64UL << 20,
         .fault_every = 0,
+        .orphan_hold_ms = 0,
     };
     reg_int("priority",
             "Selection priority of pml/ob1x (default 20, as ob1; "
@@ -127,6 +128,12 @@ static int component_register(void)
             "Testing aid: every Nth BTL descriptor request of ob1x acts as if the BTL were out "
             "of resources, to exercise the queue-and-retry paths; 0 (default) disables",
             &p->fault_every, OPAL_INFO_LVL_9);
+    reg_int("orphan_hold_ms",
+            "Testing aid: every communicator the application creates treats the messages that "
+            "reach it during its first N milliseconds as sent to a communicator not created "
+            "here yet (held, counted by pml_ob1x_orphan_messages, matched in order afterwards); "
+            "0 (default) disables",
+            &p->orphan_hold_ms, OPAL_INFO_LVL_9);
     return ob1x_pvars_register();
 }
 
@@ -148,6 +155,8 @@ static int check_params(void)
         bad = "pml_ob1x_recv_pipeline_depth must be >= 1";
     } else if (p->fault_every < 0 || 1 == p->fault_every) {
         bad = "pml_ob1x_fault_every must be 0 (off) or >= 2";
+    } else if (p->orphan_hold_ms < 0) {
+        bad = "pml_ob1x_orphan_hold_ms must be >= 0";
     }
     if (NULL != bad) {
         opal_output(0, "pml:ob1x: invalid MCA parameter: %s; pml/ob1x disabled", bad);
@@ -205,6 +214,7 @@ static mca_pml_base_module_t *component_init(int *priority, bool progress_thread
     OBJ_CONSTRUCT(&m->xoff_procs, opal_list_t);
     OBJ_CONSTRUCT(&m->orphan_lock, opal_mutex_t);
     OBJ_CONSTRUCT(&m->orphan_frags, opal_list_t);
+    OBJ_CONSTRUCT(&m->held_comms, opal_list_t);
     OBJ_CONSTRUCT(&m->solo_conv, opal_convertor_t);
     m->solo_conv_busy = false;
     m->pending_count = 0;
@@ -232,6 +242,7 @@ static int component_finalize(void)
     while (NULL != opal_list_remove_first(&m->xoff_procs)) {
     }
     OBJ_DESTRUCT(&m->xoff_procs);
+    OBJ_DESTRUCT(&m->held_comms); /* empty: del_comm ends every hold */
     OBJ_DESTRUCT(&m->orphan_frags);
     OBJ_DESTRUCT(&m->orphan_lock);
     OBJ_DESTRUCT(&m->solo_conv);

@@ -46,6 +46,10 @@ static const struct {
                               "Non-blocking eager sends that left without a request and got "
                               "one afterwards because the BTL kept the descriptor",
                               MCA_BASE_PVAR_CLASS_COUNTER},
+    [OB1X_EV_ORPHAN] = {"orphan_messages",
+                        "Messages that arrived for a communicator this process had not "
+                        "created yet; held and matched once it is",
+                        MCA_BASE_PVAR_CLASS_COUNTER},
 };
 
 static int register_one(const char *name, const char *desc, int var_class, void *storage,

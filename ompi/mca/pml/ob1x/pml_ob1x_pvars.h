@@ -32,6 +32,7 @@ typedef enum ob1x_event {
     OB1X_EV_RESOURCE_RETRIES,     /* sends / control messages queued for lack of BTL resources */
     OB1X_EV_UNEXPECTED_HIGHWATER, /* largest unexpected-queue length seen (messages) */
     OB1X_EV_LATE_REQUEST,         /* non-blocking eager sends given a request after the send */
+    OB1X_EV_ORPHAN,               /* messages held for a communicator not created here yet */
     OB1X_EV_COUNT
 } ob1x_event_t;
 

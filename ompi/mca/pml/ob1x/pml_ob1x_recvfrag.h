@@ -51,6 +51,8 @@ static inline size_t ob1x_frag_msg_length(const ob1x_recv_frag_t *frag)
 
 /* Replays fragments that were held for a communicator now being added. */
 void ob1x_recv_orphans_replay(struct ompi_communicator_t *comm);
+/* Releases those of a communicator being freed before it took them. */
+void ob1x_recv_orphans_drop(struct ompi_communicator_t *comm);
 
 /* Search a peer's unexpected queue (probe / posted receive). Lock held. */
 ob1x_recv_frag_t *ob1x_unexpected_find(ob1x_comm_peer_t *peer, int tag);

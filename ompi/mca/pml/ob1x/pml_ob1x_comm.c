@@ -120,7 +120,7 @@ int ob1x_comm_release_held(void)
         if (held_comm_of(item)->held_until_us <= now) {
             opal_list_remove_item(&mca_pml_ob1x.held_comms, item);
             due[n] = held_comm_of(item);
-            due[n++]->held = 0; /* under orphan_lock: see ob1x_recv_orphan_or_ready */
+            due[n++]->held = 0; /* under orphan_lock, see pml_ob1x_recvfrag.c */
         }
     }
     OPAL_THREAD_UNLOCK(&mca_pml_ob1x.orphan_lock);

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "unit_check.h"
+
 #include "../../opal/mca/btl/smcuda/btl_smcuda_fbox.h"
 
 #define PROG "btl/smcuda_fbox_unit"
@@ -26,16 +28,7 @@ void mca_btl_smcuda_report_corruption(const char *what, int peer)
     ++corruption;
 }
 
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            printf("FAIL: " __VA_ARGS__);                                                          \
-            printf("\n");                                                                          \
-            ++failures;                                                                            \
-            goto out;                                                                              \
-        }                                                                                          \
-    } while (0)
+#define CHECK(cond, ...) UNIT_CHECK(cond, goto out, __VA_ARGS__)
 
 static unsigned char pattern(uint64_t msg, uint32_t i)
 {

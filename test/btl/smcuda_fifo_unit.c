@@ -13,20 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "unit_check.h"
+
 #include "../../opal/mca/btl/smcuda/btl_smcuda_fifo.h"
 
 #define PROG "btl/smcuda_fifo_unit"
 
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            printf("FAIL: " __VA_ARGS__);                                                          \
-            printf("\n");                                                                          \
-            ++failures;                                                                            \
-            return;                                                                                \
-        }                                                                                          \
-    } while (0)
+#define CHECK(cond, ...) UNIT_CHECK(cond, return, __VA_ARGS__)
 
 static smcuda_fifo_t *fifo_new(uint32_t slots, uint64_t base)
 {

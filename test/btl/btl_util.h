@@ -66,13 +66,14 @@ typedef struct {
     unsigned long long messages[BU_NCOUNT];
     unsigned long long bytes[BU_NCOUNT];
     unsigned long long stalls;
-    unsigned long long helped; /* bytes pushed as the helper of a peer's shared get */
+    unsigned long long helped;  /* bytes pushed as the helper of a peer's shared get */
+    unsigned long long atomics; /* atomic operations started (btl_atomic_op/fop/cswap) */
     int found;
 } bu_counters_t;
 
 static MPI_T_pvar_session bu_session;
-static MPI_T_pvar_handle bu_handles[2 * BU_NCOUNT + 2];
-static int bu_have[2 * BU_NCOUNT + 2];
+static MPI_T_pvar_handle bu_handles[2 * BU_NCOUNT + 3];
+static int bu_have[2 * BU_NCOUNT + 3];
 
 static void bu_pvar_open(int slot, const char *name)
 {
@@ -96,6 +97,7 @@ static void bu_counters_start(void)
     }
     bu_pvar_open(2 * BU_NCOUNT, "btl_smcuda_flow_control_stalls");
     bu_pvar_open(2 * BU_NCOUNT + 1, "btl_smcuda_get_helped_bytes");
+    bu_pvar_open(2 * BU_NCOUNT + 2, "btl_smcuda_atomic_ops");
 }
 
 static int bu_pvar_get(int slot, unsigned long long *value)
@@ -117,6 +119,7 @@ static void bu_counters(bu_counters_t *c)
     }
     c->found &= bu_pvar_get(2 * BU_NCOUNT, &c->stalls);
     c->found &= bu_pvar_get(2 * BU_NCOUNT + 1, &c->helped);
+    c->found &= bu_pvar_get(2 * BU_NCOUNT + 2, &c->atomics);
 }
 
 /* Sums the counters over all ranks (collective). */
@@ -129,6 +132,7 @@ static void bu_counters_total(bu_counters_t *c)
     MPI_Allreduce(mine.bytes, c->bytes, BU_NCOUNT, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&mine.stalls, &c->stalls, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&mine.helped, &c->helped, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&mine.atomics, &c->atomics, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&mine.found, &c->found, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 }
 
@@ -139,7 +143,7 @@ static void bu_counters_print(const char *prog, const bu_counters_t *c)
     printf("%s: counters:", prog);
     for (int i = 0; i < BU_NCOUNT; ++i)
         printf(" %s=%llu/%lluB", bu_counter_names[i], c->messages[i], c->bytes[i]);
-    printf(" stalls=%llu helped=%lluB\n", c->stalls, c->helped);
+    printf(" stalls=%llu helped=%lluB atomics=%llu\n", c->stalls, c->helped, c->atomics);
 }
 
 /* Value of "name=value" in argv, or NULL. */
@@ -164,7 +168,7 @@ static void bu_init(int *argc, char ***argv)
 
 static int bu_finalize(const char *prog)
 {
-    for (int i = 0; i < 2 * BU_NCOUNT + 2; ++i)
+    for (int i = 0; i < 2 * BU_NCOUNT + 3; ++i)
         if (bu_have[i])
             MPI_T_pvar_handle_free(bu_session, &bu_handles[i]);
     MPI_T_pvar_session_free(&bu_session);

@@ -15,6 +15,7 @@
  *   btl_smcuda_sendi.c      btl_sendi
  *   btl_smcuda_recv.c       polling the rings and the FIFO, delivering to the upper layer
  *   btl_smcuda_rdma.c       btl_put / btl_get over a single-copy mechanism
+ *   btl_smcuda_atomic.c     btl_atomic_op / fop / cswap, applied by the target's progress
  *   btl_smcuda_cma.c        the CMA single-copy mechanism (process_vm_readv/writev)
  */
 #ifndef MCA_BTL_SMCUDA_H
@@ -68,6 +69,8 @@ enum {
     SMCUDA_PV_FLOW_CONTROL_STALLS,
     /* bytes this process pushed into a peer as the helper of its shared get */
     SMCUDA_PV_GET_HELPED_BYTES,
+    /* atomic operations started (btl_atomic_op, btl_atomic_fop, btl_atomic_cswap) */
+    SMCUDA_PV_ATOMIC_OPS,
     SMCUDA_PV_COUNT
 };
 
@@ -181,6 +184,8 @@ typedef struct mca_btl_smcuda_module_t {
     opal_list_t done;             /* sent through a ring, completion callback still due */
 
     size_t inflight;         /* fragments waiting for a receiver, all peers */
+    int32_t amo_live;        /* our atomic operations not yet applied by their target */
+    opal_list_t amo_backlog; /* atomic replies waiting for room toward their origin */
     size_t remote_regs;      /* live registrations for remote reading (single-copy sends) */
     uint32_t rx_bulk;        /* bulk transfers received since the last path choice */
     opal_list_t pending_eps; /* endpoints with queued fragments */
@@ -264,8 +269,35 @@ int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
 
 /* shared single-copy jobs (btl_smcuda_rdma.c) */
 int mca_btl_smcuda_jobs_progress(mca_btl_smcuda_module_t *m);
-void mca_btl_smcuda_copy_req_cb(struct mca_btl_base_module_t *btl, mca_btl_base_tag_t tag,
-                                mca_btl_base_descriptor_t *des, void *cbdata);
+void mca_btl_smcuda_copy_req(mca_btl_smcuda_module_t *m, const void *msg, size_t len);
+
+/* atomics (btl_smcuda_atomic.c); operations in flight per process */
+#define SMCUDA_AMO_SLOTS 256
+int mca_btl_smcuda_atomic_op(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+                             uint64_t remote_address,
+                             struct mca_btl_base_registration_handle_t *remote_handle,
+                             mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
+                             mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+                             void *cbdata);
+int mca_btl_smcuda_atomic_fop(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+                              void *local_address, uint64_t remote_address,
+                              struct mca_btl_base_registration_handle_t *local_handle,
+                              struct mca_btl_base_registration_handle_t *remote_handle,
+                              mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
+                              mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+                              void *cbdata);
+int mca_btl_smcuda_atomic_cswap(
+    struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep, void *local_address,
+    uint64_t remote_address, struct mca_btl_base_registration_handle_t *local_handle,
+    struct mca_btl_base_registration_handle_t *remote_handle, uint64_t compare, uint64_t value,
+    int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
+void mca_btl_smcuda_atomic_msg(mca_btl_smcuda_module_t *m, const void *data, size_t len);
+int mca_btl_smcuda_atomic_backlog(mca_btl_smcuda_module_t *m);
+void mca_btl_smcuda_atomic_flush(mca_btl_smcuda_module_t *m);
+
+/* control messages (tag MCA_BTL_TAG_SMCUDA) to the two above (btl_smcuda_recv.c) */
+void mca_btl_smcuda_ctl_cb(struct mca_btl_base_module_t *btl, mca_btl_base_tag_t tag,
+                           mca_btl_base_descriptor_t *des, void *cbdata);
 
 /* endpoint */
 int mca_btl_smcuda_endpoint_attach(mca_btl_smcuda_module_t *m, struct opal_proc_t *proc,

@@ -77,6 +77,15 @@ static mca_btl_base_descriptor_t *smcuda_prepare_src(struct mca_btl_base_module_
     return &frag->base;
 }
 
+/* A send buffer offered for the receiver to read (a PML rendezvous), as
+ * opposed to memory others write or update (one-sided windows, receive
+ * buffers): only these are subject to the copy-or-single-copy choice. */
+static inline bool smcuda_reg_is_send(uint32_t flags)
+{
+    return (flags & MCA_BTL_REG_FLAG_REMOTE_READ) &&
+           !(flags & (MCA_BTL_REG_FLAG_REMOTE_WRITE | MCA_BTL_REG_FLAG_REMOTE_ATOMIC));
+}
+
 /* Registration only records the range: single-copy needs no pinning.
  *
  * Declining a registration for remote reading makes the upper layer send
@@ -99,8 +108,9 @@ static mca_btl_base_registration_handle_t *smcuda_register_mem(struct mca_btl_ba
     mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
     mca_btl_smcuda_component_t *c = &mca_btl_smcuda_component;
     mca_btl_base_registration_handle_t *h;
+    bool send_side = smcuda_reg_is_send(flags);
 
-    if (flags & MCA_BTL_REG_FLAG_REMOTE_READ) {
+    if (send_side) {
         /* receiving a stream too: our core is busy, single copy halves the work */
         bool two_way = m->rx_bulk > 0;
         m->rx_bulk = 0;
@@ -117,7 +127,7 @@ static mca_btl_base_registration_handle_t *smcuda_register_mem(struct mca_btl_ba
         h->len = size;
         h->flags = flags;
         h->rsvd = 0;
-        if (flags & MCA_BTL_REG_FLAG_REMOTE_READ) {
+        if (send_side) {
             OPAL_THREAD_ADD_FETCH_SIZE_T(&m->remote_regs, 1);
         }
     }
@@ -129,7 +139,7 @@ static int smcuda_deregister_mem(struct mca_btl_base_module_t *btl,
 {
     mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
 
-    if (handle->flags & MCA_BTL_REG_FLAG_REMOTE_READ) {
+    if (smcuda_reg_is_send(handle->flags)) {
         OPAL_THREAD_ADD_FETCH_SIZE_T(&m->remote_regs, -1);
     }
     free(handle);
@@ -143,11 +153,11 @@ static int smcuda_register_error(struct mca_btl_base_module_t *btl,
     return OPAL_SUCCESS;
 }
 
-/* put/get complete before they return: nothing to flush */
+/* put/get complete before they return; atomics once the target replied */
 static int smcuda_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep)
 {
-    (void) btl;
     (void) ep;
+    mca_btl_smcuda_atomic_flush((mca_btl_smcuda_module_t *) btl);
     return OPAL_SUCCESS;
 }
 
@@ -215,6 +225,7 @@ int mca_btl_smcuda_finalize(struct mca_btl_base_module_t *btl)
     m->n_polled = 0;
     OBJ_DESTRUCT(&m->pending_eps);
     OBJ_DESTRUCT(&m->done);
+    OPAL_LIST_DESTRUCT(&m->amo_backlog);
     mca_btl_smcuda_frag_lists_fini(m);
     /* normally already gone: the last peer to attach removed it */
     (void) unlink(m->seg_path);
@@ -240,6 +251,9 @@ void mca_btl_smcuda_module_set_ops(mca_btl_base_module_t *b)
     b->btl_deregister_mem = smcuda_deregister_mem;
     b->btl_register_error = smcuda_register_error;
     b->btl_flush = smcuda_flush;
+    b->btl_atomic_op = mca_btl_smcuda_atomic_op;
+    b->btl_atomic_fop = mca_btl_smcuda_atomic_fop;
+    b->btl_atomic_cswap = mca_btl_smcuda_atomic_cswap;
     b->btl_registration_handle_size = sizeof(mca_btl_base_registration_handle_t);
 }
 
@@ -259,6 +273,8 @@ int mca_btl_smcuda_module_init(mca_btl_smcuda_module_t *m)
     m->error_cb = NULL;
     OBJ_CONSTRUCT(&m->pending_eps, opal_list_t);
     OBJ_CONSTRUCT(&m->done, opal_list_t);
+    OBJ_CONSTRUCT(&m->amo_backlog, opal_list_t);
+    m->amo_live = 0;
     m->ring_epoch = 0;
     OBJ_CONSTRUCT(&m->lock, opal_mutex_t);
     m->rdesc.des_segments = &m->rseg;

@@ -125,21 +125,17 @@ int mca_btl_smcuda_jobs_progress(mca_btl_smcuda_module_t *m)
 }
 
 /* The data owner's side: a reader asks for help with a job. */
-void mca_btl_smcuda_copy_req_cb(struct mca_btl_base_module_t *btl, mca_btl_base_tag_t tag,
-                                mca_btl_base_descriptor_t *des, void *cbdata)
+void mca_btl_smcuda_copy_req(mca_btl_smcuda_module_t *m, const void *msg, size_t len)
 {
-    mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) cbdata;
     smcuda_copy_req_t req;
     mca_btl_base_endpoint_t *ep;
     smcuda_copy_job_t *job;
     int64_t c;
 
-    (void) btl;
-    (void) tag;
-    if (des->des_segments[0].seg_len < sizeof(req)) {
+    if (len < sizeof(req)) {
         return;
     }
-    memcpy(&req, des->des_segments[0].seg_addr.pval, sizeof(req));
+    memcpy(&req, msg, sizeof(req));
     if (req.lrank >= (uint32_t) m->n_local || req.job >= SMCUDA_COPY_JOBS ||
         NULL == (ep = m->eps[req.lrank]) || !ep->copy_ok) {
         return;
@@ -186,7 +182,10 @@ static bool get_shared(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, 
     /* release: the description above is visible to whoever claims */
     __atomic_store_n(&job->claim, (uint64_t) gen << 32, __ATOMIC_RELEASE);
 
-    req = (smcuda_copy_req_t){.lrank = (uint32_t) m->my_lrank, .job = (uint32_t) slot, .gen = gen};
+    req = (smcuda_copy_req_t){.kind = SMCUDA_CTL_COPY_REQ,
+                              .lrank = (uint32_t) m->my_lrank,
+                              .job = (uint32_t) slot,
+                              .gen = gen};
     (void) mca_btl_smcuda_ring_send_ctl(ep, MCA_BTL_TAG_SMCUDA, &req, sizeof(req));
 
     m->jobs_busy |= 1u << slot;

@@ -16,6 +16,8 @@
 #include "btl_smcuda_fbox.h"
 #include "btl_smcuda_fifo.h"
 
+#include <string.h>
+
 #define SMCUDA_FIFO_BUDGET 32 /* fragments handled per progress call */
 
 static inline void deliver(mca_btl_smcuda_module_t *m, mca_btl_base_tag_t tag, void *payload,
@@ -28,6 +30,34 @@ static inline void deliver(mca_btl_smcuda_module_t *m, mca_btl_base_tag_t tag, v
     m->rdesc.des_segments = &m->rseg;
     m->rdesc.des_segment_count = 1;
     reg->cbfunc(&m->super, tag, &m->rdesc, reg->cbdata);
+}
+
+/* Our own control messages: the first word says which kind. */
+void mca_btl_smcuda_ctl_cb(struct mca_btl_base_module_t *btl, mca_btl_base_tag_t tag,
+                           mca_btl_base_descriptor_t *des, void *cbdata)
+{
+    mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) cbdata;
+    const void *msg = des->des_segments[0].seg_addr.pval;
+    size_t len = des->des_segments[0].seg_len;
+    uint32_t kind;
+
+    (void) btl;
+    (void) tag;
+    if (len < sizeof(kind)) {
+        return;
+    }
+    memcpy(&kind, msg, sizeof(kind));
+    switch (kind) {
+        case SMCUDA_CTL_COPY_REQ:
+            mca_btl_smcuda_copy_req(m, msg, len);
+            break;
+        case SMCUDA_CTL_AMO:
+        case SMCUDA_CTL_AMO_REPLY:
+            mca_btl_smcuda_atomic_msg(m, msg, len);
+            break;
+        default:
+            mca_btl_smcuda_report_corruption("control message kind", -1);
+    }
 }
 
 /* Delivers ring records of `ep` in order.  With `until`, stops once the

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #define SMCUDA_SHM_MAGIC 0x786331626f6d73ULL /* "smob1cx" */
-#define SMCUDA_SHM_VERSION 1
+#define SMCUDA_SHM_VERSION 2
 #define SMCUDA_CACHE_LINE 64
 
 #define SMCUDA_ALIGN(x, a) (((x) + ((a) -1)) & ~((uint64_t) (a) -1))
@@ -168,13 +168,44 @@ typedef struct smcuda_copy_job_t {
     uint8_t pad2[SMCUDA_CACHE_LINE - 8];
 } smcuda_copy_job_t;
 
-/* ring message (tag MCA_BTL_TAG_SMCUDA) asking the data owner to help */
+/* ------------------------------------------------------------------ */
+/* control messages (tag MCA_BTL_TAG_SMCUDA): the first word says which */
+/* ------------------------------------------------------------------ */
+
+enum {
+    SMCUDA_CTL_COPY_REQ = 1,  /* smcuda_copy_req_t */
+    SMCUDA_CTL_AMO = 2,       /* smcuda_amo_msg_t, origin -> target */
+    SMCUDA_CTL_AMO_REPLY = 3, /* smcuda_amo_msg_t, target -> origin */
+};
+
+/* asks the data owner to help with a shared get */
 typedef struct smcuda_copy_req_t {
+    uint32_t kind;  /* SMCUDA_CTL_COPY_REQ */
     uint32_t lrank; /* reader's local rank (owner of the job table) */
     uint32_t job;   /* slot */
     uint32_t gen;   /* generation the request is for */
-    uint32_t rsvd;
 } smcuda_copy_req_t;
+
+/* compare-and-swap travels as one more operation code */
+#define SMCUDA_AMO_CSWAP 0xffffu
+
+/* An atomic operation the target performs on its own memory, and the
+ * reply that carries the old value back.  The reply is the request with
+ * kind, value (old contents) and status filled in. */
+typedef struct smcuda_amo_msg_t {
+    uint32_t kind;    /* SMCUDA_CTL_AMO or SMCUDA_CTL_AMO_REPLY */
+    uint16_t op;      /* mca_btl_base_atomic_op_t, or SMCUDA_AMO_CSWAP */
+    uint16_t flags;   /* MCA_BTL_ATOMIC_FLAG_32BIT, MCA_BTL_ATOMIC_FLAG_FLOAT */
+    uint32_t lrank;   /* origin's local rank */
+    uint32_t slot;    /* origin's operation slot: index (low 16 bits) + generation */
+    uint64_t addr;    /* target address, in the target's address space */
+    uint64_t operand; /* operand; the new value of a compare-and-swap */
+    uint64_t compare; /* compare-and-swap: expected value */
+    uint64_t lo, hi;  /* registered range that holds addr (checked by the target) */
+    uint64_t value;   /* reply: contents of addr before the operation */
+    int32_t status;   /* reply: OPAL_SUCCESS or an error */
+    uint32_t rsvd;
+} smcuda_amo_msg_t;
 
 /* ------------------------------------------------------------------ */
 /* modex: what each process publishes about its segment                */

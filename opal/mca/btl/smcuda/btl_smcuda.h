@@ -267,6 +267,22 @@ int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
                        int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc,
                        void *cbcontext, void *cbdata);
 
+/* What an RDMA or atomic operation that completes later calls back with. */
+typedef struct {
+    mca_btl_base_endpoint_t *ep;
+    void *local_address;
+    mca_btl_base_registration_handle_t *local_handle;
+    mca_btl_base_rdma_completion_fn_t cbfunc;
+    void *cbcontext, *cbdata;
+} smcuda_rdma_done_t;
+
+static inline void smcuda_rdma_done(mca_btl_smcuda_module_t *m, const smcuda_rdma_done_t *d,
+                                    int status)
+{
+    d->cbfunc(&m->super, d->ep, d->local_address, d->local_handle, d->cbcontext, d->cbdata,
+              status);
+}
+
 /* shared single-copy jobs (btl_smcuda_rdma.c) */
 int mca_btl_smcuda_jobs_progress(mca_btl_smcuda_module_t *m);
 void mca_btl_smcuda_copy_req(mca_btl_smcuda_module_t *m, const void *msg, size_t len);

@@ -27,11 +27,7 @@
 
 /* what the origin keeps for an operation in flight */
 typedef struct {
-    mca_btl_base_endpoint_t *ep;
-    void *local_address;
-    mca_btl_base_registration_handle_t *local_handle;
-    mca_btl_base_rdma_completion_fn_t cbfunc;
-    void *cbcontext, *cbdata;
+    smcuda_rdma_done_t done; /* done.cbfunc NULL: slot free */
     uint16_t gen;
     uint16_t flags;
     bool fetch;
@@ -87,12 +83,23 @@ static bool ctl_send(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
                                                 MCA_BTL_NO_ORDER, 0, MCA_BTL_TAG_SMCUDA, NULL);
 }
 
-static int amo_post(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, smcuda_amo_msg_t *msg,
-                    bool fetch, void *local_address,
-                    mca_btl_base_registration_handle_t *local_handle,
-                    const mca_btl_base_registration_handle_t *remote_handle,
-                    mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+/* Starts one operation: op (or SMCUDA_AMO_CSWAP) on the 32- or 64-bit word
+ * at addr in the peer; fetch: the old value goes to done->local_address. */
+static int amo_start(mca_btl_base_module_t *btl, const smcuda_rdma_done_t *done,
+                     const mca_btl_base_registration_handle_t *remote_handle, uint64_t addr,
+                     uint16_t op, int flags, uint64_t operand, uint64_t compare, bool fetch)
 {
+    mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
+    smcuda_amo_msg_t msg = {.kind = SMCUDA_CTL_AMO,
+                            .op = op,
+                            .flags = (uint16_t) flags,
+                            .lrank = (uint32_t) m->my_lrank,
+                            .addr = addr,
+                            .operand = operand,
+                            .compare = compare,
+                            .lo = NULL != remote_handle ? remote_handle->base : 0,
+                            .hi = NULL != remote_handle ? remote_handle->base + remote_handle->len
+                                                        : UINT64_MAX};
     smcuda_amo_slot_t *s;
     int idx = slot_take(m);
 
@@ -100,21 +107,12 @@ static int amo_post(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, smc
         return OPAL_ERR_OUT_OF_RESOURCE; /* the caller progresses and retries */
     }
     s = &amo_slots[idx];
-    *s = (smcuda_amo_slot_t){.ep = ep,
-                             .local_address = local_address,
-                             .local_handle = local_handle,
-                             .cbfunc = cbfunc,
-                             .cbcontext = cbcontext,
-                             .cbdata = cbdata,
-                             .gen = s->gen,
-                             .flags = msg->flags,
-                             .fetch = fetch};
-    msg->kind = SMCUDA_CTL_AMO;
-    msg->lrank = (uint32_t) m->my_lrank;
-    msg->slot = (uint32_t) idx | ((uint32_t) s->gen << 16);
-    msg->lo = NULL != remote_handle ? remote_handle->base : 0;
-    msg->hi = NULL != remote_handle ? remote_handle->base + remote_handle->len : UINT64_MAX;
-    if (!ctl_send(m, ep, msg)) {
+    s->done = *done;
+    s->flags = msg.flags;
+    s->fetch = fetch;
+    msg.slot = (uint32_t) idx | ((uint32_t) s->gen << 16);
+    if (!ctl_send(m, done->ep, &msg)) {
+        s->done.cbfunc = NULL;
         slot_give(m, idx);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
@@ -130,12 +128,11 @@ int mca_btl_smcuda_atomic_op(struct mca_btl_base_module_t *btl, struct mca_btl_b
                              mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
                              void *cbdata)
 {
-    smcuda_amo_msg_t msg = {
-        .op = (uint16_t) op, .flags = (uint16_t) flags, .addr = remote_address, .operand = operand};
+    smcuda_rdma_done_t done = {ep, NULL, NULL, cbfunc, cbcontext, cbdata};
 
     (void) order;
-    return amo_post((mca_btl_smcuda_module_t *) btl, ep, &msg, false, NULL, NULL, remote_handle,
-                    cbfunc, cbcontext, cbdata);
+    return amo_start(btl, &done, remote_handle, remote_address, (uint16_t) op, flags, operand, 0,
+                     false);
 }
 
 int mca_btl_smcuda_atomic_fop(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
@@ -146,12 +143,11 @@ int mca_btl_smcuda_atomic_fop(struct mca_btl_base_module_t *btl, struct mca_btl_
                               mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
                               void *cbdata)
 {
-    smcuda_amo_msg_t msg = {
-        .op = (uint16_t) op, .flags = (uint16_t) flags, .addr = remote_address, .operand = operand};
+    smcuda_rdma_done_t done = {ep, local_address, local_handle, cbfunc, cbcontext, cbdata};
 
     (void) order;
-    return amo_post((mca_btl_smcuda_module_t *) btl, ep, &msg, true, local_address, local_handle,
-                    remote_handle, cbfunc, cbcontext, cbdata);
+    return amo_start(btl, &done, remote_handle, remote_address, (uint16_t) op, flags, operand, 0,
+                     true);
 }
 
 int mca_btl_smcuda_atomic_cswap(
@@ -160,15 +156,11 @@ int mca_btl_smcuda_atomic_cswap(
     struct mca_btl_base_registration_handle_t *remote_handle, uint64_t compare, uint64_t value,
     int flags, int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
-    smcuda_amo_msg_t msg = {.op = SMCUDA_AMO_CSWAP,
-                            .flags = (uint16_t) flags,
-                            .addr = remote_address,
-                            .operand = value,
-                            .compare = compare};
+    smcuda_rdma_done_t done = {ep, local_address, local_handle, cbfunc, cbcontext, cbdata};
 
     (void) order;
-    return amo_post((mca_btl_smcuda_module_t *) btl, ep, &msg, true, local_address, local_handle,
-                    remote_handle, cbfunc, cbcontext, cbdata);
+    return amo_start(btl, &done, remote_handle, remote_address, SMCUDA_AMO_CSWAP, flags, value,
+                     compare, true);
 }
 
 /* The target's reply: store the old value, complete the operation. */
@@ -178,24 +170,24 @@ static void amo_complete(mca_btl_smcuda_module_t *m, const smcuda_amo_msg_t *msg
     smcuda_amo_slot_t s;
 
     if (idx >= SMCUDA_AMO_SLOTS || amo_slots[idx].gen != (uint16_t) (msg->slot >> 16) ||
-        NULL == amo_slots[idx].cbfunc) {
+        NULL == amo_slots[idx].done.cbfunc) {
         mca_btl_smcuda_report_corruption("atomic reply", -1);
         return;
     }
     s = amo_slots[idx];
-    amo_slots[idx].cbfunc = NULL;
+    amo_slots[idx].done.cbfunc = NULL;
     if (s.fetch && OPAL_SUCCESS == msg->status) {
         if (s.flags & MCA_BTL_ATOMIC_FLAG_32BIT) {
             uint32_t v32 = (uint32_t) msg->value;
-            memcpy(s.local_address, &v32, sizeof(v32));
+            memcpy(s.done.local_address, &v32, sizeof(v32));
         } else {
-            memcpy(s.local_address, &msg->value, sizeof(msg->value));
+            memcpy(s.done.local_address, &msg->value, sizeof(msg->value));
         }
     }
     /* the slot is free before the callback, which may start another */
     slot_give(m, idx);
     OPAL_THREAD_ADD_FETCH32(&m->amo_live, -1);
-    s.cbfunc(&m->super, s.ep, s.local_address, s.local_handle, s.cbcontext, s.cbdata, msg->status);
+    smcuda_rdma_done(m, &s.done, msg->status);
 }
 
 /* Waits until every operation in flight has been applied by its target. */

@@ -19,11 +19,7 @@
 #define SMCUDA_SPLIT_MIN_CHUNK (32 * 1024)
 
 typedef struct {
-    mca_btl_base_endpoint_t *ep;
-    void *local_address;
-    mca_btl_base_registration_handle_t *local_handle;
-    mca_btl_base_rdma_completion_fn_t cbfunc;
-    void *cbcontext, *cbdata;
+    smcuda_rdma_done_t done;
     int status;
 } smcuda_job_state_t;
 
@@ -103,8 +99,7 @@ static void job_finish(mca_btl_smcuda_module_t *m, int slot)
         st.status = OPAL_ERROR; /* the helper could not copy its part */
     }
     m->jobs_busy &= ~(1u << slot);
-    st.cbfunc(&m->super, st.ep, st.local_address, st.local_handle, st.cbcontext, st.cbdata,
-              st.status);
+    smcuda_rdma_done(m, &st.done, st.status);
 }
 
 /* Completes shared jobs whose chunks are all done. */
@@ -222,8 +217,8 @@ int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     SMCUDA_PV_ADD(GET, size);
     m->rx_bulk++;
     if (split > 0 && size >= split && NULL != ep->out_ring && !opal_using_threads()) {
-        smcuda_job_state_t st = {ep,        local_address, local_handle, cbfunc,
-                                 cbcontext, cbdata,        OPAL_SUCCESS};
+        smcuda_job_state_t st = {{ep, local_address, local_handle, cbfunc, cbcontext, cbdata},
+                                 OPAL_SUCCESS};
         if (get_shared(m, ep, local_address, remote_address, size, &st)) {
             return OPAL_SUCCESS;
         }

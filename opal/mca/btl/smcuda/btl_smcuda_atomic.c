@@ -111,12 +111,15 @@ static int amo_start(mca_btl_base_module_t *btl, const smcuda_rdma_done_t *done,
     s->flags = msg.flags;
     s->fetch = fetch;
     msg.slot = (uint32_t) idx | ((uint32_t) s->gen << 16);
+    /* counted before the send: under threads the reply may be handled
+     * (and the count dropped) before ctl_send returns */
+    OPAL_THREAD_ADD_FETCH32(&m->amo_live, 1);
     if (!ctl_send(m, done->ep, &msg)) {
+        OPAL_THREAD_ADD_FETCH32(&m->amo_live, -1);
         s->done.cbfunc = NULL;
         slot_give(m, idx);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    OPAL_THREAD_ADD_FETCH32(&m->amo_live, 1);
     mca_btl_smcuda_component.pv[SMCUDA_PV_ATOMIC_OPS]++;
     return OPAL_SUCCESS;
 }

@@ -265,6 +265,50 @@ static uint32_t pow2_ceil(uint32_t v)
     return p;
 }
 
+/* Open MPI reads "-1" for a size_t variable as 2^64 - 1; no byte count of
+ * that size is meant. */
+static bool size_negative(size_t v)
+{
+    return v > (SIZE_MAX >> 1);
+}
+
+/* Refuses values no clamping can make sense of (negative counts and sizes,
+ * fragments too large for the shared pool), naming the parameter. */
+static bool params_valid(const mca_btl_smcuda_component_t *c, const mca_btl_base_module_t *b)
+{
+    const char *bad = NULL;
+
+    if (size_negative(b->btl_eager_limit) || b->btl_eager_limit > SMCUDA_MAX_FRAG_SIZE) {
+        bad = "btl_smcuda_eager_limit must be 0..64 MiB";
+    } else if (size_negative(b->btl_max_send_size) ||
+               b->btl_max_send_size > SMCUDA_MAX_FRAG_SIZE) {
+        bad = "btl_smcuda_max_send_size must be 0..64 MiB";
+    } else if (size_negative(b->btl_rndv_eager_limit)) {
+        bad = "btl_smcuda_rndv_eager_limit must be >= 0";
+    } else if (size_negative(c->cma_min_size)) {
+        bad = "btl_smcuda_cma_min_size must be >= 0";
+    } else if (size_negative(c->busy_limit)) {
+        bad = "btl_smcuda_single_copy_busy_limit must be >= 0";
+    } else if (size_negative(c->split_min_size)) {
+        bad = "btl_smcuda_single_copy_split_min must be >= 0";
+    } else if (c->free_list_num < 0) {
+        bad = "btl_smcuda_free_list_num must be >= 0";
+    } else if (c->free_list_inc < 0) {
+        bad = "btl_smcuda_free_list_inc must be >= 0";
+    } else if (c->free_list_max < 0) {
+        bad = "btl_smcuda_free_list_max must be >= 0 (it sizes the shared fragment pool: "
+              "there is no unlimited)";
+    } else if (c->max_frags < 0) {
+        bad = "btl_smcuda_max_frags must be >= 0 (it sizes the shared fragment pool: there "
+              "is no unlimited)";
+    }
+    if (NULL != bad) {
+        opal_output(0, "btl/smcuda: invalid MCA parameter: %s; btl/smcuda disabled", bad);
+        return false;
+    }
+    return true;
+}
+
 /* Clamps parameters to what the layout supports. */
 static void sanitize_params(mca_btl_smcuda_component_t *c, mca_btl_base_module_t *b)
 {
@@ -442,6 +486,9 @@ static mca_btl_base_module_t **smcuda_init(int *num_btls, bool progress_threads,
     *num_btls = 0;
     /* nobody to talk to through shared memory */
     if (0 == opal_process_info.num_local_peers || opal_process_info.my_local_rank < 0) {
+        return NULL;
+    }
+    if (!params_valid(&mca_btl_smcuda_component, &m->super)) {
         return NULL;
     }
     sanitize_params(&mca_btl_smcuda_component, &m->super);

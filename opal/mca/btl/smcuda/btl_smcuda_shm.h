@@ -104,6 +104,10 @@ typedef struct smcuda_frag_hdr_t {
 } smcuda_frag_hdr_t;
 
 #define SMCUDA_FRAG_HDR_SIZE ((uint32_t) sizeof(smcuda_frag_hdr_t))
+/* Largest eager_limit / max_send_size accepted: every process's pool holds
+ * free_list_max + max_frags fragments, so much larger ones would ask for
+ * tens of GiB of shared memory. */
+#define SMCUDA_MAX_FRAG_SIZE ((size_t) 64 << 20)
 
 /* ------------------------------------------------------------------ */
 /* fast boxes: one single-producer / single-consumer byte ring per pair */

@@ -280,8 +280,7 @@ static bool params_valid(const mca_btl_smcuda_component_t *c, const mca_btl_base
 
     if (size_negative(b->btl_eager_limit) || b->btl_eager_limit > SMCUDA_MAX_FRAG_SIZE) {
         bad = "btl_smcuda_eager_limit must be 0..64 MiB";
-    } else if (size_negative(b->btl_max_send_size) ||
-               b->btl_max_send_size > SMCUDA_MAX_FRAG_SIZE) {
+    } else if (size_negative(b->btl_max_send_size) || b->btl_max_send_size > SMCUDA_MAX_FRAG_SIZE) {
         bad = "btl_smcuda_max_send_size must be 0..64 MiB";
     } else if (size_negative(b->btl_rndv_eager_limit)) {
         bad = "btl_smcuda_rndv_eager_limit must be >= 0";
@@ -341,18 +340,61 @@ static void sanitize_params(mca_btl_smcuda_component_t *c, mca_btl_base_module_t
     }
 }
 
-/* Chooses the backing directory: the parameter when writable, else the
- * job session directory. */
-static const char *backing_dir(void)
+/* Creates our backing file in `dir` (0600 whatever the umask) with all of
+ * its `size` bytes reserved: a tmpfs (such as a container's small /dev/shm)
+ * accepts a sparse file of any size and raises SIGBUS only when a page is
+ * first touched, in the middle of a transfer; reserving now turns that into
+ * an error here. Returns the descriptor, or -1 with errno set and nothing
+ * left behind. */
+static int create_backing_file(mca_btl_smcuda_module_t *m, const char *dir, uint64_t size)
+{
+    int fd, err;
+
+    snprintf(m->seg_path, sizeof(m->seg_path), "%s/ob1x_smcuda.%u.%u.%d", dir,
+             (unsigned) OPAL_PROC_MY_NAME.jobid, (unsigned) OPAL_PROC_MY_NAME.vpid, (int) getpid());
+    fd = open(m->seg_path, O_CREAT | O_EXCL | O_RDWR, S_IRUSR | S_IWUSR);
+    if (fd < 0) {
+        return -1;
+    }
+    (void) fchmod(fd, S_IRUSR | S_IWUSR);
+    err = 0 == ftruncate(fd, (off_t) size) ? posix_fallocate(fd, 0, (off_t) size) : errno;
+    if (0 != err) {
+        close(fd);
+        unlink(m->seg_path);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
+
+/* Opens the backing file in btl_smcuda_backing_directory, or, when that
+ * is not writable or has no room, in the job session directory. */
+static int open_backing(mca_btl_smcuda_module_t *m, uint64_t size)
 {
     const char *dir = mca_btl_smcuda_component.backing_directory;
-    if (NULL != dir && 0 == access(dir, W_OK | X_OK)) {
-        return dir;
+    const char *session = opal_process_info.job_session_dir;
+    int fd = -1, err = 0;
+
+    if (NULL != dir && '\0' != dir[0]) {
+        fd = create_backing_file(m, dir, size);
+        err = errno;
     }
-    if (NULL != opal_process_info.job_session_dir) {
-        return opal_process_info.job_session_dir;
+    if (fd < 0 && NULL != session && (NULL == dir || 0 != strcmp(dir, session))) {
+        fd = create_backing_file(m, session, size);
+        /* a missing or read-only directory is a choice; a full one is news */
+        if (fd >= 0 && (ENOSPC == err || EFBIG == err || ENOMEM == err)) {
+            opal_output(0, "btl/smcuda: %s: %s for %llu bytes; segment placed in %s", dir,
+                        strerror(err), (unsigned long long) size, session);
+        }
+        err = fd < 0 ? errno : 0;
     }
-    return "/tmp";
+    if (fd < 0) {
+        opal_output(0,
+                    "btl/smcuda: cannot create a %llu-byte segment (%s: %s); component "
+                    "disabled",
+                    (unsigned long long) size, m->seg_path, strerror(err));
+    }
+    return fd;
 }
 
 static int create_segment(mca_btl_smcuda_module_t *m)
@@ -376,23 +418,18 @@ static int create_segment(mca_btl_smcuda_module_t *m)
     smcuda_seg_hdr_t *hdr;
     int fd;
 
-    snprintf(m->seg_path, sizeof(m->seg_path), "%s/ob1x_smcuda.%u.%u.%d", backing_dir(),
-             (unsigned) OPAL_PROC_MY_NAME.jobid, (unsigned) OPAL_PROC_MY_NAME.vpid, (int) getpid());
-    fd = open(m->seg_path, O_CREAT | O_EXCL | O_RDWR, S_IRUSR | S_IWUSR);
+    fd = open_backing(m, size);
     if (fd < 0) {
-        opal_output(0, "btl/smcuda: cannot create %s: %s; component disabled", m->seg_path,
-                    strerror(errno));
         return OPAL_ERR_OUT_OF_RESOURCE;
-    }
-    /* owner read/write only, whatever the umask */
-    (void) fchmod(fd, S_IRUSR | S_IWUSR);
-    if (0 != ftruncate(fd, (off_t) size)) {
-        goto undo_file;
     }
     m->seg = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (MAP_FAILED == m->seg) {
         m->seg = NULL;
-        goto undo_file;
+        opal_output(0, "btl/smcuda: cannot map %s (%llu bytes): %s; component disabled",
+                    m->seg_path, (unsigned long long) size, strerror(errno));
+        close(fd);
+        unlink(m->seg_path);
+        return OPAL_ERR_OUT_OF_RESOURCE;
     }
     close(fd);
     m->seg_size = size;
@@ -427,13 +464,6 @@ static int create_segment(mca_btl_smcuda_module_t *m)
      * attachers it is usable */
     __atomic_store_n(&hdr->magic, SMCUDA_SHM_MAGIC, __ATOMIC_RELEASE);
     return OPAL_SUCCESS;
-
-undo_file:
-    opal_output(0, "btl/smcuda: cannot size or map %s (%llu bytes): %s; component disabled",
-                m->seg_path, (unsigned long long) size, strerror(errno));
-    close(fd);
-    unlink(m->seg_path);
-    return OPAL_ERR_OUT_OF_RESOURCE;
 }
 
 static void select_copy_mechanism(mca_btl_smcuda_module_t *m)

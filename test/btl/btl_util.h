@@ -68,12 +68,13 @@ typedef struct {
     unsigned long long stalls;
     unsigned long long helped;  /* bytes pushed as the helper of a peer's shared get */
     unsigned long long atomics; /* atomic operations started (btl_atomic_op/fop/cswap) */
+    unsigned long long bounced; /* single-copy bytes moved through a bounce buffer */
     int found;
 } bu_counters_t;
 
 static MPI_T_pvar_session bu_session;
-static MPI_T_pvar_handle bu_handles[2 * BU_NCOUNT + 3];
-static int bu_have[2 * BU_NCOUNT + 3];
+static MPI_T_pvar_handle bu_handles[2 * BU_NCOUNT + 4];
+static int bu_have[2 * BU_NCOUNT + 4];
 
 static void bu_pvar_open(int slot, const char *name)
 {
@@ -98,6 +99,7 @@ static void bu_counters_start(void)
     bu_pvar_open(2 * BU_NCOUNT, "btl_smcuda_flow_control_stalls");
     bu_pvar_open(2 * BU_NCOUNT + 1, "btl_smcuda_get_helped_bytes");
     bu_pvar_open(2 * BU_NCOUNT + 2, "btl_smcuda_atomic_ops");
+    bu_pvar_open(2 * BU_NCOUNT + 3, "btl_smcuda_cma_bounced_bytes");
 }
 
 static int bu_pvar_get(int slot, unsigned long long *value)
@@ -120,6 +122,7 @@ static void bu_counters(bu_counters_t *c)
     c->found &= bu_pvar_get(2 * BU_NCOUNT, &c->stalls);
     c->found &= bu_pvar_get(2 * BU_NCOUNT + 1, &c->helped);
     c->found &= bu_pvar_get(2 * BU_NCOUNT + 2, &c->atomics);
+    c->found &= bu_pvar_get(2 * BU_NCOUNT + 3, &c->bounced);
 }
 
 /* Sums the counters over all ranks (collective). */
@@ -133,6 +136,7 @@ static void bu_counters_total(bu_counters_t *c)
     MPI_Allreduce(&mine.stalls, &c->stalls, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&mine.helped, &c->helped, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&mine.atomics, &c->atomics, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&mine.bounced, &c->bounced, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&mine.found, &c->found, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 }
 
@@ -143,7 +147,8 @@ static void bu_counters_print(const char *prog, const bu_counters_t *c)
     printf("%s: counters:", prog);
     for (int i = 0; i < BU_NCOUNT; ++i)
         printf(" %s=%llu/%lluB", bu_counter_names[i], c->messages[i], c->bytes[i]);
-    printf(" stalls=%llu helped=%lluB atomics=%llu\n", c->stalls, c->helped, c->atomics);
+    printf(" stalls=%llu helped=%lluB atomics=%llu bounced=%lluB\n", c->stalls, c->helped,
+           c->atomics, c->bounced);
 }
 
 /* Value of "name=value" in argv, or NULL. */
@@ -168,7 +173,7 @@ static void bu_init(int *argc, char ***argv)
 
 static int bu_finalize(const char *prog)
 {
-    for (int i = 0; i < 2 * BU_NCOUNT + 3; ++i)
+    for (int i = 0; i < 2 * BU_NCOUNT + 4; ++i)
         if (bu_have[i])
             MPI_T_pvar_handle_free(bu_session, &bu_handles[i]);
     MPI_T_pvar_session_free(&bu_session);

@@ -12,6 +12,8 @@
 #include "ompi/mca/bml/base/base.h"
 #include "ompi/mca/rte/rte.h"
 
+#include "common_ob1x_copy.h"
+
 #include "pml_ob1x.h"
 #include "pml_ob1x_ctl.h"
 #include "pml_ob1x_match.h"
@@ -51,10 +53,11 @@ ob1x_recv_frag_t *ob1x_recv_frag_save(const ob1x_hdr_t *hdr, size_t hdr_len,
     }
     frag->data_len = len;
     dst = frag->data;
-    memcpy(dst, (const unsigned char *) segs[0].seg_addr.pval + hdr_len, segs[0].seg_len - hdr_len);
+    ob1x_copy(dst, (const unsigned char *) segs[0].seg_addr.pval + hdr_len,
+              segs[0].seg_len - hdr_len);
     dst += segs[0].seg_len - hdr_len;
     for (size_t i = 1; i < nsegs; ++i) {
-        memcpy(dst, segs[i].seg_addr.pval, segs[i].seg_len);
+        ob1x_copy(dst, segs[i].seg_addr.pval, segs[i].seg_len);
         dst += segs[i].seg_len;
     }
     return frag;

@@ -15,6 +15,8 @@
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/rte/rte.h"
 
+#include "common_ob1x_convertor.h"
+
 #include "pml_ob1x.h"
 #include "pml_ob1x_ctl.h"
 #include "pml_ob1x_recvreq.h"
@@ -105,11 +107,7 @@ static OBJ_CLASS_INSTANCE(early_piece_t, opal_list_item_t, NULL, NULL);
 
 static void unpack_here(opal_convertor_t *conv, struct iovec *iov, uint32_t iov_count)
 {
-    size_t max_data = 0;
-    for (uint32_t i = 0; i < iov_count; ++i) {
-        max_data += iov[i].iov_len;
-    }
-    opal_convertor_unpack(conv, iov, &iov_count, &max_data);
+    ob1x_convertor_unpack(conv, iov, iov_count);
 }
 
 static void keep_early(ob1x_recv_request_t *req, size_t offset, struct iovec *iov,
@@ -131,7 +129,7 @@ static void keep_early(ob1x_recv_request_t *req, size_t offset, struct iovec *io
     piece->offset = offset;
     piece->len = 0;
     for (uint32_t i = 0; i < iov_count; ++i) {
-        memcpy(piece->data + piece->len, iov[i].iov_base, iov[i].iov_len);
+        ob1x_copy(piece->data + piece->len, iov[i].iov_base, iov[i].iov_len);
         piece->len += iov[i].iov_len;
     }
     OPAL_LIST_FOREACH(cur, &req->early_pieces, early_piece_t)

@@ -22,6 +22,8 @@
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/rte/rte.h"
 
+#include "common_ob1x_convertor.h"
+
 #include "pml_ob1x.h"
 #include "pml_ob1x_ctl.h"
 #include "pml_ob1x_sendreq.h"
@@ -263,14 +265,9 @@ mca_btl_base_descriptor_t *ob1x_eager_des(mca_bml_base_btl_t *bml_btl, opal_conv
     }
     mca_bml_base_alloc(bml_btl, &des, MCA_BTL_NO_ORDER, sizeof(ob1x_hdr_match_t) + size, flags);
     if (NULL != des && size > 0) {
-        struct iovec iov = {
-            .iov_base =
-                (unsigned char *) des->des_segments[0].seg_addr.pval + sizeof(ob1x_hdr_match_t),
-            .iov_len = size,
-        };
-        uint32_t iov_count = 1;
-        size_t packed = size;
-        opal_convertor_pack(conv, &iov, &iov_count, &packed);
+        (void) ob1x_convertor_pack(
+            conv, (unsigned char *) des->des_segments[0].seg_addr.pval + sizeof(ob1x_hdr_match_t),
+            size);
     }
     if (NULL != des) {
         des->des_segments[0].seg_len = sizeof(ob1x_hdr_match_t) + size;

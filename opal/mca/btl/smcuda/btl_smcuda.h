@@ -71,6 +71,8 @@ enum {
     SMCUDA_PV_GET_HELPED_BYTES,
     /* atomic operations started (btl_atomic_op, btl_atomic_fop, btl_atomic_cswap) */
     SMCUDA_PV_ATOMIC_OPS,
+    /* single-copy bytes moved through a bounce buffer (kernel copy at a slow distance) */
+    SMCUDA_PV_CMA_BOUNCED_BYTES,
     SMCUDA_PV_COUNT
 };
 
@@ -279,8 +281,7 @@ typedef struct {
 static inline void smcuda_rdma_done(mca_btl_smcuda_module_t *m, const smcuda_rdma_done_t *d,
                                     int status)
 {
-    d->cbfunc(&m->super, d->ep, d->local_address, d->local_handle, d->cbcontext, d->cbdata,
-              status);
+    d->cbfunc(&m->super, d->ep, d->local_address, d->local_handle, d->cbcontext, d->cbdata, status);
 }
 
 /* shared single-copy jobs (btl_smcuda_rdma.c) */

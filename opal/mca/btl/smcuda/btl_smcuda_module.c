@@ -16,6 +16,8 @@
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
+#include "common_ob1x_convertor.h"
+
 static mca_btl_base_descriptor_t *smcuda_alloc(struct mca_btl_base_module_t *btl,
                                                struct mca_btl_base_endpoint_t *ep, uint8_t order,
                                                size_t size, uint32_t flags)
@@ -51,8 +53,6 @@ static mca_btl_base_descriptor_t *smcuda_prepare_src(struct mca_btl_base_module_
     mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
     mca_btl_smcuda_frag_t *frag;
     size_t data = *size;
-    struct iovec iov;
-    uint32_t iov_count = 1;
 
     (void) order;
     if (reserve + data > btl->btl_max_send_size) {
@@ -63,9 +63,9 @@ static mca_btl_base_descriptor_t *smcuda_prepare_src(struct mca_btl_base_module_
         return NULL;
     }
     if (data > 0) {
-        iov.iov_base = (unsigned char *) frag->segment.seg_addr.pval + reserve;
-        iov.iov_len = data;
-        if (SMCUDA_UNLIKELY(opal_convertor_pack(convertor, &iov, &iov_count, &data) < 0)) {
+        data = ob1x_convertor_pack(convertor,
+                                   (unsigned char *) frag->segment.seg_addr.pval + reserve, data);
+        if (SMCUDA_UNLIKELY(0 == data)) {
             mca_btl_smcuda_frag_return(frag);
             return NULL;
         }

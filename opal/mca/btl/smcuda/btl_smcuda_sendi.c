@@ -13,6 +13,8 @@
 
 #include "opal/datatype/opal_convertor.h"
 
+#include "common_ob1x_copy.h"
+
 /* Writes header + payload to dst.  Contiguous data is copied straight from
  * the user buffer; the convertor is not advanced (after a successful
  * immediate send the upper layer is done with it). */
@@ -23,7 +25,7 @@ static inline void fill(unsigned char *dst, const void *header, size_t header_si
     if (payload_size > 0 && !opal_convertor_need_buffers(convertor)) {
         void *src;
         opal_convertor_get_current_pointer(convertor, &src);
-        memcpy(dst + header_size, src, payload_size);
+        ob1x_copy(dst + header_size, src, payload_size);
     } else if (payload_size > 0) {
         struct iovec iov = {.iov_base = dst + header_size, .iov_len = payload_size};
         uint32_t iov_count = 1;

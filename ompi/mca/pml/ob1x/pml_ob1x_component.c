@@ -10,6 +10,7 @@
 #include "ompi/mca/bml/base/base.h"
 #include "ompi/mca/pml/base/pml_base_bsend.h"
 
+#include "common_ob1x_param.h"
 #include "ob1x_version.h"
 #include "pml_ob1x.h"
 #include "pml_ob1x_ctl.h"
@@ -139,13 +140,6 @@ static int component_register(void)
     return ob1x_pvars_register();
 }
 
-/* Open MPI reads "-1" for a size_t variable as 2^64 - 1: no byte count of
- * this size is meant, so such a value was written as a negative number. */
-static bool size_param_negative(size_t v)
-{
-    return v > (SIZE_MAX >> 1);
-}
-
 /* Refuse values that cannot work, with a message naming the parameter. */
 static int check_params(void)
 {
@@ -166,11 +160,11 @@ static int check_params(void)
         bad = "pml_ob1x_fault_every must be 0 (off) or >= 2";
     } else if (p->orphan_hold_ms < 0) {
         bad = "pml_ob1x_orphan_hold_ms must be >= 0";
-    } else if (size_param_negative(p->rndv_eager_limit)) {
+    } else if (ob1x_param_size_negative(p->rndv_eager_limit)) {
         bad = "pml_ob1x_rndv_eager_limit must be >= 0 (a byte count)";
-    } else if (size_param_negative(p->sendi_max)) {
+    } else if (ob1x_param_size_negative(p->sendi_max)) {
         bad = "pml_ob1x_sendi_max must be >= 0 (a byte count)";
-    } else if (size_param_negative(p->unexpected_limit)) {
+    } else if (ob1x_param_size_negative(p->unexpected_limit)) {
         bad = "pml_ob1x_unexpected_limit must be >= 0 (a byte count)";
     }
     if (NULL != bad) {

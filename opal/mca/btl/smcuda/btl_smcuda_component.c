@@ -21,6 +21,8 @@
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
+#include "common_ob1x_param.h"
+
 static int smcuda_register(void);
 static int smcuda_open(void);
 static int smcuda_close(void);
@@ -269,30 +271,24 @@ static uint32_t pow2_ceil(uint32_t v)
     return p;
 }
 
-/* Open MPI reads "-1" for a size_t variable as 2^64 - 1; no byte count of
- * that size is meant. */
-static bool size_negative(size_t v)
-{
-    return v > (SIZE_MAX >> 1);
-}
-
 /* Refuses values no clamping can make sense of (negative counts and sizes,
  * fragments too large for the shared pool), naming the parameter. */
 static bool params_valid(const mca_btl_smcuda_component_t *c, const mca_btl_base_module_t *b)
 {
     const char *bad = NULL;
 
-    if (size_negative(b->btl_eager_limit) || b->btl_eager_limit > SMCUDA_MAX_FRAG_SIZE) {
+    if (ob1x_param_size_negative(b->btl_eager_limit) || b->btl_eager_limit > SMCUDA_MAX_FRAG_SIZE) {
         bad = "btl_smcuda_eager_limit must be 0..64 MiB";
-    } else if (size_negative(b->btl_max_send_size) || b->btl_max_send_size > SMCUDA_MAX_FRAG_SIZE) {
+    } else if (ob1x_param_size_negative(b->btl_max_send_size) ||
+               b->btl_max_send_size > SMCUDA_MAX_FRAG_SIZE) {
         bad = "btl_smcuda_max_send_size must be 0..64 MiB";
-    } else if (size_negative(b->btl_rndv_eager_limit)) {
+    } else if (ob1x_param_size_negative(b->btl_rndv_eager_limit)) {
         bad = "btl_smcuda_rndv_eager_limit must be >= 0";
-    } else if (size_negative(c->cma_min_size)) {
+    } else if (ob1x_param_size_negative(c->cma_min_size)) {
         bad = "btl_smcuda_cma_min_size must be >= 0";
-    } else if (size_negative(c->busy_limit)) {
+    } else if (ob1x_param_size_negative(c->busy_limit)) {
         bad = "btl_smcuda_single_copy_busy_limit must be >= 0";
-    } else if (size_negative(c->split_min_size)) {
+    } else if (ob1x_param_size_negative(c->split_min_size)) {
         bad = "btl_smcuda_single_copy_split_min must be >= 0";
     } else if (c->free_list_num < 0) {
         bad = "btl_smcuda_free_list_num must be >= 0";

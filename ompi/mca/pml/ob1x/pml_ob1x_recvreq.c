@@ -105,11 +105,6 @@ typedef struct early_piece {
 
 static OBJ_CLASS_INSTANCE(early_piece_t, opal_list_item_t, NULL, NULL);
 
-static void unpack_here(opal_convertor_t *conv, struct iovec *iov, uint32_t iov_count)
-{
-    ob1x_convertor_unpack(conv, iov, iov_count);
-}
-
 static void keep_early(ob1x_recv_request_t *req, size_t offset, struct iovec *iov,
                        uint32_t iov_count)
 {
@@ -160,13 +155,13 @@ static void recv_unpack(ob1x_recv_request_t *req, size_t offset, struct iovec *i
         size_t position = offset;
         opal_convertor_set_position(conv, &position);
     }
-    unpack_here(conv, iov, iov_count);
+    ob1x_convertor_unpack(conv, iov, iov_count);
     while (NULL != (piece = (early_piece_t *) opal_list_get_first(&req->early_pieces)) &&
            &piece->super != opal_list_get_end(&req->early_pieces) &&
            piece->offset == conv->bConverted) {
         struct iovec one = {.iov_base = piece->data, .iov_len = piece->len};
         opal_list_remove_first(&req->early_pieces);
-        unpack_here(conv, &one, 1);
+        ob1x_convertor_unpack(conv, &one, 1);
         OBJ_DESTRUCT(piece);
         free(piece);
     }
@@ -225,7 +220,7 @@ void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
         if (data_len > 0 && req->capacity > 0) {
             iov[0].iov_base = (void *) data;
             iov[0].iov_len = data_len;
-            unpack_here(&req->base.req_base.req_convertor, iov, 1);
+            ob1x_convertor_unpack(&req->base.req_base.req_convertor, iov, 1);
         }
         req->bytes_received = data_len;
         ob1x_recv_request_complete(req);
@@ -239,7 +234,7 @@ void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
         ob1x_recv_request_matched(req, &hdr->match, payload);
         if (payload > 0 && req->capacity > 0) {
             /* The whole message in one go: no early pieces to consider. */
-            unpack_here(&req->base.req_base.req_convertor, iov, n);
+            ob1x_convertor_unpack(&req->base.req_base.req_convertor, iov, n);
         }
         req->bytes_received = payload;
         ob1x_recv_request_complete(req);

@@ -10,7 +10,10 @@
  *     sends to every other rank with random tags, and the receiving rank's
  *     threads all receive with MPI_ANY_SOURCE/MPI_ANY_TAG (some through
  *     Improbe+Mrecv) an equal share; every message is verified and must be
- *     received exactly once.
+ *     received exactly once;
+ *  4. exchanges with thread t of every other rank through MPI_Ibsend
+ *     (eager and buffered-pipeline sizes): a buffered send is complete for
+ *     MPI once packed while progress in another thread may finish it.
  *
  * Arguments: --long (more messages).
  */
@@ -198,6 +201,49 @@ static void phase_pool(int t)
     free(b);
 }
 
+static void phase_bsend(int t)
+{
+    int np = t_size - 1, k;
+    MPI_Request *r = t_malloc(sizeof(MPI_Request) * 2 * (size_t)np);
+    MPI_Status *st = t_malloc(sizeof(MPI_Status) * 2 * (size_t)np);
+    unsigned char *sb = t_malloc(maxlen * (size_t)t_size), *rb = t_malloc(maxlen * (size_t)t_size);
+    for (int i = 0; i < iters / 2; i++) {
+        int tag = 500 + t;
+        k = 0;
+        for (int p = 0; p < t_size; p++) {
+            if (p == t_rank) continue;
+            t_status_reset(&st[k]);
+            T_MPI(MPI_Irecv(rb + maxlen * (size_t)p, (int)maxlen, MPI_BYTE, p, tag,
+                            MPI_COMM_WORLD, &r[k++]));
+        }
+        for (int p = 0; p < t_size; p++) {
+            size_t len;
+            if (p == t_rank) continue;
+            len = pick_len((uint32_t)t_rank, (uint32_t)(p * NT + t + 7), (uint32_t)i);
+            t_msg_fill(sb + maxlen * (size_t)p, len, t_rank, tag, (uint32_t)i);
+            T_MPI(MPI_Ibsend(sb + maxlen * (size_t)p, (int)len, MPI_BYTE, p, tag, MPI_COMM_WORLD,
+                             &r[k++]));
+        }
+        T_MPI(MPI_Waitall(2 * np, r, st));
+        k = 0;
+        for (int p = 0; p < t_size; p++) {
+            char ctx[80];
+            if (p == t_rank) continue;
+            snprintf(ctx, sizeof(ctx), "thread %d bsend iter %d from %d", t, i, p);
+            t_check_status(&st[k], p, tag,
+                           (long)pick_len((uint32_t)p, (uint32_t)(t_rank * NT + t + 7), (uint32_t)i),
+                           ctx);
+            T_CHECK((uint32_t)i == t_msg_check(rb + maxlen * (size_t)p, &st[k], (uint32_t)i, ctx),
+                    "%s: wrong seq", ctx);
+            k++;
+        }
+    }
+    free(sb);
+    free(rb);
+    free(r);
+    free(st);
+}
+
 static pthread_barrier_t tbar;
 
 static void *worker(void *arg)
@@ -208,6 +254,8 @@ static void *worker(void *arg)
     phase_probe(t);
     pthread_barrier_wait(&tbar);
     phase_pool(t);
+    pthread_barrier_wait(&tbar);
+    phase_bsend(t);
     return NULL;
 }
 
@@ -215,6 +263,8 @@ int main(int argc, char **argv)
 {
     pthread_t th[NT];
     double t0;
+    int bsize;
+    void *battach;
     t_init(&argc, &argv, MPI_THREAD_MULTIPLE);
     T_CHECK(t_size >= 2, "needs at least 2 ranks");
     t_limits_get(argc, argv, &lim);
@@ -227,6 +277,11 @@ int main(int argc, char **argv)
     if (lim.eager_min - 64 > maxlen) maxlen = lim.eager_min - 64;
     T_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &pool));
     pool_seen = calloc((size_t)t_size * NT * (size_t)poolq, 1);
+    /* room for every thread's sends of two rounds: a buffer is released
+     * only when its pipeline has left, after MPI completion */
+    bsize = (int)(2 * NT * (size_t)t_size * (maxlen + MPI_BSEND_OVERHEAD + 64));
+    battach = t_malloc((size_t)bsize);
+    T_MPI(MPI_Buffer_attach(battach, bsize));
     if (0 == t_rank) t_limits_print(&lim);
     t0 = t_now();
     pthread_barrier_init(&tbar, NULL, NT);
@@ -241,6 +296,8 @@ int main(int argc, char **argv)
                         "pool message seq %d from rank %d received %d times", q, s,
                         pool_seen[(size_t)s * NT * (size_t)poolq + (size_t)q]);
     free(pool_seen);
+    T_MPI(MPI_Buffer_detach(&battach, &bsize));
+    free(battach);
     MPI_Comm_free(&pool);
     if (0 == t_rank) t_log("done in %.1f s", t_now() - t0);
     return t_finalize();

@@ -9,7 +9,9 @@
  * BTL completion subtracts its payload bytes (+1 for the RNDV) and the ACK
  * subtracts one; whoever brings it to zero completes the request. This needs
  * no lock and no ordering between the ACK and the local completion of the
- * RNDV. The counters are atomic only when threads may race on them
+ * RNDV. An eager send counts its one descriptor instead (and a buffered
+ * one a unit for its MPI completion). The counters are atomic only when
+ * threads may race on them
  * (OPAL_THREAD_*): a locked add costs as much as the rest of an eager send's
  * bookkeeping.
  */
@@ -62,10 +64,18 @@ void ob1x_send_request_mpi_complete(ob1x_send_request_t *req)
 {
     ompi_status_public_t *status = &req->base.req_base.req_ompi.req_status;
 
-    if (req->mpi_done) {
+    /* A buffered send completes for MPI once packed, while progress in
+     * another thread may complete the whole request: one of them signals. */
+    if (OPAL_UNLIKELY(opal_using_threads())) {
+        int32_t expected = 0;
+        if (!opal_atomic_compare_exchange_strong_32(&req->mpi_done, &expected, 1)) {
+            return;
+        }
+    } else if (req->mpi_done) {
         return;
+    } else {
+        req->mpi_done = 1;
     }
-    req->mpi_done = true;
     status->MPI_SOURCE = req->base.req_base.req_comm->c_my_rank;
     status->MPI_TAG = req->base.req_base.req_tag;
     status->MPI_ERROR = OMPI_SUCCESS;
@@ -159,8 +169,7 @@ static void send_eager_done(mca_btl_base_module_t *btl, struct mca_btl_base_endp
     if (OPAL_UNLIKELY(OMPI_SUCCESS != status)) {
         send_failed(req, status);
     }
-    req->outstanding = 0;
-    send_request_pml_complete(req);
+    ob1x_send_request_subtract(req, 1);
 }
 
 /* Local completion of a RNDV or a FRAG. */
@@ -213,6 +222,7 @@ void ob1x_send_request_adopt_eager(ob1x_send_request_t *req, mca_btl_base_descri
                                    ob1x_protocol_t proto)
 {
     req->protocol = proto;
+    req->outstanding = 1; /* the descriptor */
     des->des_cbfunc = send_eager_done;
     des->des_cbdata = req;
 }
@@ -223,21 +233,31 @@ static inline __opal_attribute_always_inline__ int send_eager_des(ob1x_send_requ
                                                                   ob1x_protocol_t proto)
 {
     size_t size = req->base.req_bytes_packed;
+    bool buffered = MCA_PML_BASE_SEND_BUFFERED == req->base.req_send_mode;
     int rc;
 
     fill_match((ob1x_hdr_match_t *) des->des_segments[0].seg_addr.pval, req, OB1X_HDR_MATCH, 0);
     des->des_cbfunc = send_eager_done;
     des->des_cbdata = req;
+    /* One unit for the descriptor; a buffered send holds one more until it
+     * has signalled MPI completion below, so that the BTL's callback in
+     * another thread cannot complete and recycle the request first. */
+    req->outstanding = buffered ? 2 : 1;
     ob1x_count_protocol(proto, size);
     rc = mca_bml_base_send(bml_btl, des, OB1X_BTL_TAG(OB1X_HDR_MATCH));
     if (OPAL_LIKELY(rc >= 0)) {
-        if (1 == rc) {
-            /* Sent already and the BTL will not call back. */
-            req->outstanding = 0;
-            send_request_pml_complete(req);
+        int64_t done = 1 == rc ? 1 : 0; /* 1: sent, and the BTL will not call back */
+        if (buffered) {
+            /* The data is in the descriptor: the user may reuse the buffer. */
+            ob1x_send_request_mpi_complete(req);
+            done += 1;
+        }
+        if (done > 0) {
+            ob1x_send_request_subtract(req, done);
         }
         return OMPI_SUCCESS;
     }
+    req->outstanding = (int64_t) size;
     ob1x_count_add(&ob1x_counters.messages[proto], (uint64_t) -1);
     ob1x_count_add(&ob1x_counters.bytes[proto], (uint64_t) - (int64_t) size);
     mca_bml_base_free(bml_btl, des);
@@ -297,10 +317,6 @@ int ob1x_send_start_allocated(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     rc = send_eager_des(req, bml_btl, des, OB1X_PROTO_EAGER_ALLOCATED);
-    if (OMPI_SUCCESS == rc && MCA_PML_BASE_SEND_BUFFERED == req->base.req_send_mode) {
-        /* The data is in the BTL's buffer: a buffered send is done for MPI. */
-        ob1x_send_request_mpi_complete(req);
-    }
     if (OMPI_SUCCESS != rc) {
         ob1x_send_request_rewind(req);
     }
@@ -388,12 +404,12 @@ int ob1x_send_start_buffered(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_b
         req->bsend_packed = true;
         req->convertor_on_copy = true;
         req->protocol = OB1X_PROTO_BUFFERED_PIPELINE;
-    }
-    rc = ob1x_send_start_rndv(req, bml_btl, ob1x_rndv_first_size(bml_btl->btl), 0);
-    if (OMPI_SUCCESS == rc) {
+        /* Complete for MPI now, before any BTL holds the request: once the
+         * rendezvous is out, another thread may finish and recycle it. A
+         * start that must wait for resources resends from the copy. */
         ob1x_send_request_mpi_complete(req);
     }
-    return rc;
+    return ob1x_send_start_rndv(req, bml_btl, ob1x_rndv_first_size(bml_btl->btl), 0);
 }
 
 /* ------------------------------------------------------------- pipeline */

@@ -42,7 +42,7 @@ typedef struct ob1x_send_request {
     ob1x_protocol_t protocol;
     ob1x_send_state_t state;
     volatile int32_t cancel_state;
-    bool mpi_done;                /* the MPI request is complete */
+    volatile int32_t mpi_done;    /* 1 once the MPI request is complete (claimed atomically) */
     bool bsend_packed;            /* payload lives in the MPI_Buffer_attach buffer */
     bool convertor_on_copy;       /* the convertor reads that copy (re-prepare to restart) */
     size_t rndv_bytes;            /* payload carried by the RNDV */
@@ -170,7 +170,7 @@ ob1x_send_request_reset(ob1x_send_request_t *req, int seq)
     req->seq = (uint16_t) seq;
     req->state = OB1X_SEND_IDLE;
     req->cancel_state = OB1X_CANCEL_NONE;
-    req->mpi_done = false;
+    req->mpi_done = 0;
     req->bsend_packed = false;
     req->rndv_bytes = 0;
     req->offset = 0;

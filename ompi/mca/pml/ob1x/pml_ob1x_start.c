@@ -54,7 +54,7 @@ static int start_send(ompi_request_t **slot)
         req->base.req_base.req_pml_complete = true;
         req->release_bits |= OB1X_REL_PML_DONE;
         ompi_request_complete(&req->base.req_base.req_ompi, true);
-        req->mpi_done = true;
+        req->mpi_done = 1;
     }
     return rc;
 }

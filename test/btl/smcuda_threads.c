@@ -3,7 +3,8 @@
  *
  * smcuda_threads.c - MPI_THREAD_MULTIPLE: several threads per rank
  * exchange messages of random sizes with the peer rank at the same time
- * (one tag per thread), content verified.
+ * (one tag per thread), content verified; the path counters, updated from
+ * every thread at once, must account for every payload byte.
  *
  * Arguments: threads=N (default 4), iters=N (default 300)
  */
@@ -16,6 +17,7 @@
 
 static int nthreads = 4, iters = 300, peer;
 static volatile int failed;
+static unsigned long long payload; /* bytes this rank sent, all threads */
 
 static size_t size_for(int t, int i)
 {
@@ -42,6 +44,7 @@ static void *worker(void *arg)
         MPI_Request req[2];
         long bad;
         bu_fill(sbuf, size, bu_rank * 1000 + t * 7 + i);
+        __atomic_fetch_add(&payload, size, __ATOMIC_RELAXED);
         MPI_Irecv(rbuf, MAXMSG, MPI_BYTE, peer, t, MPI_COMM_WORLD, &req[0]);
         MPI_Isend(sbuf, (int) size, MPI_BYTE, peer, t, MPI_COMM_WORLD, &req[1]);
         if (MPI_SUCCESS != MPI_Waitall(2, req, MPI_STATUSES_IGNORE)) {
@@ -82,12 +85,31 @@ int main(int argc, char **argv)
         iters = atoi(a);
     BU_CHECK(bu_size == 2 && nthreads > 0 && nthreads <= 64, "needs 2 ranks, 1..64 threads");
     peer = 1 - bu_rank;
+    MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided);
+    bu_counters_start();
     for (int t = 0; t < nthreads; ++t)
         pthread_create(&th[t], NULL, worker, (void *) (intptr_t) t);
     for (int t = 0; t < nthreads; ++t)
         pthread_join(th[t], NULL);
     BU_CHECK(!failed, "a thread failed");
     MPI_Barrier(MPI_COMM_WORLD);
+    {
+        bu_counters_t c;
+        unsigned long long sent = 0, counted;
+        bu_counters_total(&c);
+        MPI_Allreduce(&payload, &sent, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        bu_counters_print(PROG, &c);
+        counted = c.bytes[BU_FBOX] + c.bytes[BU_FIFO] + c.bytes[BU_PUT] + c.bytes[BU_GET];
+        /* every payload byte crossed through one of the paths (plus headers) */
+        BU_CHECK(c.found, "btl_smcuda counters not found");
+        BU_CHECK(counted >= sent, "path counters account for %llu bytes of %llu sent", counted,
+                 sent);
+    }
+    for (int i = 0; i < 2 * BU_NCOUNT + 4; ++i)
+        if (bu_have[i])
+            MPI_T_pvar_handle_free(bu_session, &bu_handles[i]);
+    MPI_T_pvar_session_free(&bu_session);
+    MPI_T_finalize();
     MPI_Finalize();
     if (0 == bu_rank)
         printf("PASS: %s\n", PROG);

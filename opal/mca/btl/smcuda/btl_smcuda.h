@@ -232,10 +232,21 @@ typedef struct mca_btl_smcuda_component_t {
 OPAL_MODULE_DECLSPEC extern mca_btl_smcuda_component_t mca_btl_smcuda_component;
 extern mca_btl_smcuda_module_t mca_btl_smcuda;
 
+/* Adds to a performance variable: a locked add only when threads may race
+ * on it (it would cost as much as the rest of a fast-box send). */
+static inline void smcuda_pv_add(int which, unsigned long long value)
+{
+    if (opal_using_threads()) {
+        __atomic_fetch_add(&mca_btl_smcuda_component.pv[which], value, __ATOMIC_RELAXED);
+    } else {
+        mca_btl_smcuda_component.pv[which] += value;
+    }
+}
+
 #define SMCUDA_PV_ADD(which, bytes)                                                                \
     do {                                                                                           \
-        mca_btl_smcuda_component.pv[SMCUDA_PV_##which##_MESSAGES]++;                               \
-        mca_btl_smcuda_component.pv[SMCUDA_PV_##which##_BYTES] += (bytes);                         \
+        smcuda_pv_add(SMCUDA_PV_##which##_MESSAGES, 1);                                            \
+        smcuda_pv_add(SMCUDA_PV_##which##_BYTES, (bytes));                                         \
     } while (0)
 
 /* ------------------------------------------------------------------ */

@@ -120,7 +120,7 @@ static int amo_start(mca_btl_base_module_t *btl, const smcuda_rdma_done_t *done,
         slot_give(m, idx);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    mca_btl_smcuda_component.pv[SMCUDA_PV_ATOMIC_OPS]++;
+    smcuda_pv_add(SMCUDA_PV_ATOMIC_OPS, 1);
     return OPAL_SUCCESS;
 }
 

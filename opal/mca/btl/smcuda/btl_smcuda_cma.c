@@ -125,7 +125,7 @@ static int cma_copy(mca_btl_base_endpoint_t *ep, void *local, uint64_t remote, s
             ob1x_copy(b, loc, n);
             rc = cma_direct(ep->pid, b, remote, n, false);
         }
-        mca_btl_smcuda_component.pv[SMCUDA_PV_CMA_BOUNCED_BYTES] += n;
+        smcuda_pv_add(SMCUDA_PV_CMA_BOUNCED_BYTES, n);
         loc += n;
         remote += n;
         len -= n;

@@ -138,8 +138,8 @@ void mca_btl_smcuda_copy_req(mca_btl_smcuda_module_t *m, const void *msg, size_t
     job = (smcuda_copy_job_t *) (ep->seg + ((smcuda_seg_hdr_t *) ep->seg)->jobs_off) + req.job;
     while ((c = job_claim(job, req.gen)) >= 0) {
         uint64_t off = (uint64_t) c * job->chunk;
-        mca_btl_smcuda_component.pv[SMCUDA_PV_GET_HELPED_BYTES] +=
-            job->len - off < job->chunk ? job->len - off : job->chunk;
+        smcuda_pv_add(SMCUDA_PV_GET_HELPED_BYTES,
+                      job->len - off < job->chunk ? job->len - off : job->chunk);
         (void) job_chunk(m, ep, job, (uint32_t) c, false);
     }
 }

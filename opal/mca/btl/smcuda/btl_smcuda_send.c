@@ -94,7 +94,7 @@ static void queue_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
                        mca_btl_smcuda_frag_t *frag)
 {
     opal_list_append(&ep->pending, &frag->base.super.super);
-    mca_btl_smcuda_component.pv[SMCUDA_PV_FLOW_CONTROL_STALLS]++;
+    smcuda_pv_add(SMCUDA_PV_FLOW_CONTROL_STALLS, 1);
     if (!ep->on_pending_list) {
         ep->on_pending_list = true;
         OPAL_THREAD_LOCK(&m->lock);

@@ -343,8 +343,8 @@ int mca_btl_smcuda_complete_done(mca_btl_smcuda_module_t *m);
 bool mca_btl_smcuda_ring_send_ctl(mca_btl_base_endpoint_t *ep, mca_btl_base_tag_t tag,
                                   const void *data, uint32_t len);
 
-/* receive side (btl_smcuda_recv.c) */
-int mca_btl_smcuda_poll(mca_btl_smcuda_module_t *m);
+/* receive side and progress (btl_smcuda_recv.c) */
+int mca_btl_smcuda_progress(void);
 void mca_btl_smcuda_poll_rings_update(mca_btl_smcuda_module_t *m);
 void mca_btl_smcuda_poll_ring_add(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep);
 

@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
  *
  * btl_smcuda_component.c - parameters, performance variables, segment
- * creation at init, and the progress function.
+ * creation at init.
  */
 #include "btl_smcuda.h"
 #include "btl_smcuda_fifo.h"
@@ -27,7 +27,6 @@ static int smcuda_register(void);
 static int smcuda_open(void);
 static int smcuda_close(void);
 static mca_btl_base_module_t **smcuda_init(int *num_btls, bool progress_threads, bool mpi_threads);
-static int smcuda_progress(void);
 
 mca_btl_smcuda_component_t mca_btl_smcuda_component = {
     .super =
@@ -47,7 +46,7 @@ mca_btl_smcuda_component_t mca_btl_smcuda_component = {
                     .param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT,
                 },
             .btl_init = smcuda_init,
-            .btl_progress = smcuda_progress,
+            .btl_progress = mca_btl_smcuda_progress,
         },
 };
 
@@ -569,49 +568,6 @@ undo_module:
     free(m->polled);
     m->eps = m->polled = NULL;
     return NULL;
-}
-
-/* ------------------------------------------------------------------ */
-/* progress                                                            */
-/* ------------------------------------------------------------------ */
-
-static int smcuda_progress(void)
-{
-    mca_btl_smcuda_module_t *m = &mca_btl_smcuda;
-    int n;
-
-    if (SMCUDA_UNLIKELY(NULL == m->seg)) {
-        return 0;
-    }
-    /* a callback may re-enter opal_progress; and with threads only one
-     * thread drains the FIFO (it is single-consumer) */
-    if (opal_using_threads()) {
-        if (0 != __atomic_exchange_n(&m->in_progress, 1, __ATOMIC_ACQUIRE)) {
-            return 0;
-        }
-    } else if (m->in_progress) {
-        return 0;
-    } else {
-        m->in_progress = 1;
-    }
-    n = mca_btl_smcuda_poll(m);
-    if (m->inflight) {
-        n += mca_btl_smcuda_reap(m);
-    }
-    if (SMCUDA_UNLIKELY(0 != m->jobs_busy)) {
-        n += mca_btl_smcuda_jobs_progress(m);
-    }
-    if (SMCUDA_UNLIKELY(!opal_list_is_empty(&m->done))) {
-        n += mca_btl_smcuda_complete_done(m);
-    }
-    if (SMCUDA_UNLIKELY(!opal_list_is_empty(&m->pending_eps))) {
-        n += mca_btl_smcuda_retry_pending(m);
-    }
-    if (SMCUDA_UNLIKELY(!opal_list_is_empty(&m->amo_backlog))) {
-        n += mca_btl_smcuda_atomic_backlog(m);
-    }
-    __atomic_store_n(&m->in_progress, 0, __ATOMIC_RELEASE);
-    return n;
 }
 
 void mca_btl_smcuda_report_corruption(const char *what, int peer)

@@ -57,6 +57,12 @@ static inline bool smcuda_fifo_push(smcuda_fifo_t *fifo, uint32_t mask, uint64_t
 
 /* Pops into *value; returns false when empty (or the next producer has
  * claimed its slot but not yet filled it). */
+/* Whether the slot at head holds a value (a hint: no ordering implied). */
+static inline bool smcuda_fifo_ready(const smcuda_fifo_t *fifo, uint32_t mask, uint64_t head)
+{
+    return __atomic_load_n(&fifo->slots[head & mask].seq, __ATOMIC_RELAXED) == head + 1;
+}
+
 static inline bool smcuda_fifo_pop(smcuda_fifo_t *fifo, uint32_t mask, uint64_t *head,
                                    uint64_t *value)
 {

@@ -1,8 +1,10 @@
 /*
  * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
  *
- * btl_smcuda_recv.c - receive side: poll the rings of the peers that have
- * started using them, then the FIFO; deliver in per-pair sequence order.
+ * btl_smcuda_recv.c - receive side and the progress function: poll the
+ * rings of the peers that have started using them, then the FIFO; deliver
+ * in per-pair sequence order; then whatever else waits (sends to complete
+ * or retry, shared copies, atomic replies).
  *
  * Ordering argument: a sender takes sequence numbers in program order and
  * publishes each message with a release store.  When we pop a FIFO fragment
@@ -147,7 +149,7 @@ static int handle_frag(mca_btl_smcuda_module_t *m, uint64_t ref)
     return n;
 }
 
-int mca_btl_smcuda_poll(mca_btl_smcuda_module_t *m)
+static int poll(mca_btl_smcuda_module_t *m)
 {
     uint64_t ref;
     int n = 0;
@@ -163,4 +165,74 @@ int mca_btl_smcuda_poll(mca_btl_smcuda_module_t *m)
         n += handle_frag(m, ref);
     }
     return n;
+}
+
+/* Nothing has arrived and nothing waits: the common answer of a progress
+ * call, from loads only (no call, no store). A relaxed load that misses a
+ * record just arrived leaves it to the next call. */
+static inline bool idle(mca_btl_smcuda_module_t *m)
+{
+    if (__atomic_load_n(&m->hdr->ring_epoch, __ATOMIC_RELAXED) != m->ring_epoch) {
+        return false;
+    }
+    for (int i = 0; i < m->n_polled; ++i) {
+        const mca_btl_base_endpoint_t *ep = m->polled[i];
+        const uint64_t *word =
+            (const uint64_t *) (ep->in_ring + ((uint32_t) ep->in_pos & ep->in_mask));
+        if (0 != __atomic_load_n(word, __ATOMIC_RELAXED)) {
+            return false;
+        }
+    }
+    return !smcuda_fifo_ready(m->fifo, m->fifo_mask, m->fifo_head) && 0 == m->inflight &&
+           0 == m->jobs_busy && opal_list_is_empty(&m->done) &&
+           opal_list_is_empty(&m->pending_eps) && opal_list_is_empty(&m->amo_backlog);
+}
+
+static __opal_attribute_noinline__ int progress_busy(mca_btl_smcuda_module_t *m)
+{
+    int n;
+
+    /* a callback may re-enter opal_progress; and with threads only one
+     * thread drains the FIFO (it is single-consumer) */
+    if (opal_using_threads()) {
+        if (0 != __atomic_exchange_n(&m->in_progress, 1, __ATOMIC_ACQUIRE)) {
+            return 0;
+        }
+    } else if (m->in_progress) {
+        return 0;
+    } else {
+        m->in_progress = 1;
+    }
+    n = poll(m);
+    if (m->inflight) {
+        n += mca_btl_smcuda_reap(m);
+    }
+    if (SMCUDA_UNLIKELY(0 != m->jobs_busy)) {
+        n += mca_btl_smcuda_jobs_progress(m);
+    }
+    if (SMCUDA_UNLIKELY(!opal_list_is_empty(&m->done))) {
+        n += mca_btl_smcuda_complete_done(m);
+    }
+    if (SMCUDA_UNLIKELY(!opal_list_is_empty(&m->pending_eps))) {
+        n += mca_btl_smcuda_retry_pending(m);
+    }
+    if (SMCUDA_UNLIKELY(!opal_list_is_empty(&m->amo_backlog))) {
+        n += mca_btl_smcuda_atomic_backlog(m);
+    }
+    __atomic_store_n(&m->in_progress, 0, __ATOMIC_RELEASE);
+    return n;
+}
+
+int mca_btl_smcuda_progress(void)
+{
+    mca_btl_smcuda_module_t *m = &mca_btl_smcuda;
+
+    if (SMCUDA_UNLIKELY(NULL == m->seg)) {
+        return 0;
+    }
+    /* with threads another thread may be changing what idle() reads */
+    if (SMCUDA_LIKELY(!opal_using_threads()) && idle(m)) {
+        return 0;
+    }
+    return progress_busy(m);
 }

@@ -221,6 +221,7 @@ typedef struct mca_btl_smcuda_component_t {
     int single_copy_mechanism;
     size_t cma_min_size;   /* smaller RDMA-able messages use the copy path */
     size_t split_min_size; /* gets this large are shared by both processes */
+    bool path_adapt;       /* one-way streams take the path measured faster */
     size_t busy_limit;     /* below: copy path while another single-copy send is live */
     char *backing_directory;
     int verbose;
@@ -342,6 +343,13 @@ int mca_btl_smcuda_retry_pending(mca_btl_smcuda_module_t *m);
 int mca_btl_smcuda_complete_done(mca_btl_smcuda_module_t *m);
 bool mca_btl_smcuda_ring_send_ctl(mca_btl_base_endpoint_t *ep, mca_btl_base_tag_t tag,
                                   const void *data, uint32_t len);
+
+/* copy path or single copy for a send, and the measurements behind the
+ * choice (btl_smcuda_path.c) */
+bool mca_btl_smcuda_path_single(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
+                                size_t size);
+uint64_t mca_btl_smcuda_now_ns(void);
+void mca_btl_smcuda_path_note(mca_btl_smcuda_module_t *m, bool single, size_t bytes, uint64_t ns);
 
 /* receive side and progress (btl_smcuda_recv.c) */
 int mca_btl_smcuda_progress(void);

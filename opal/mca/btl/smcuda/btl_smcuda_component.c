@@ -214,6 +214,14 @@ static int smcuda_register(void)
         "copy from cma_min_size up (0: always single copy)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
         &c->busy_limit);
+    c->path_adapt = true;
+    mca_base_component_var_register(
+        v, "single_copy_adapt",
+        "One-way streams of messages below single_copy_busy_limit take the copy path or "
+        "single copy, whichever the receiving process measures faster per byte (each is "
+        "re-measured at least every 100 ms); false: always the copy path",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
+        &c->path_adapt);
     c->split_min_size = 64 * 1024;
     mca_base_component_var_register(
         v, "single_copy_split_min",

@@ -87,36 +87,20 @@ static inline bool smcuda_reg_is_send(uint32_t flags)
 }
 
 /* Registration only records the range: single-copy needs no pinning.
- *
  * Declining a registration for remote reading makes the upper layer send
- * that message through the copy-in/copy-out pipeline instead; this is how
- * the path is chosen per message:
- *   - below cma_min_size: copy path (the protocol round trips of single
- *     copy cost more than the copies they save);
- *   - below busy_limit while another single-copy send is still registered
- *     (a stream of messages) and nobody is streaming to us: copy path, which
- *     puts the idle receiving core to work (when we receive a stream too,
- *     the cores are busy already and single copy does half the work);
- *   - otherwise single copy (shared between both cores, btl_smcuda_rdma.c),
- *     the lowest latency for an isolated message and the best bandwidth
- *     for large ones. */
+ * that message through the copy-in/copy-out pipeline instead: the path of
+ * each send is chosen here (btl_smcuda_path.c). */
 static mca_btl_base_registration_handle_t *smcuda_register_mem(struct mca_btl_base_module_t *btl,
                                                                struct mca_btl_base_endpoint_t *ep,
                                                                void *base, size_t size,
                                                                uint32_t flags)
 {
     mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
-    mca_btl_smcuda_component_t *c = &mca_btl_smcuda_component;
     mca_btl_base_registration_handle_t *h;
     bool send_side = smcuda_reg_is_send(flags);
 
-    if (send_side) {
-        /* receiving a stream too: our core is busy, single copy halves the work */
-        bool two_way = m->rx_bulk > 0;
-        m->rx_bulk = 0;
-        if (size < c->cma_min_size || (size < c->busy_limit && m->remote_regs > 0 && !two_way)) {
-            return NULL;
-        }
+    if (send_side && !mca_btl_smcuda_path_single(m, ep, size)) {
+        return NULL;
     }
     if (NULL != ep && MCA_BTL_ENDPOINT_ANY != ep && !ep->copy_ok) {
         return NULL;

@@ -154,6 +154,7 @@ static bool get_shared(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, 
     uint32_t gen;
     int slot, rc = OPAL_SUCCESS;
     int64_t c;
+    uint64_t t0;
 
     if (0xffffu == (m->jobs_busy & 0xffffu)) {
         return false;
@@ -185,10 +186,13 @@ static bool get_shared(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, 
 
     m->jobs_busy |= 1u << slot;
     job_state[slot] = *st;
+    t0 = mca_btl_smcuda_now_ns();
     while ((c = job_claim(job, gen)) >= 0) {
         int r = job_chunk(m, ep, job, (uint32_t) c, true);
         rc = OPAL_SUCCESS == rc ? r : rc;
     }
+    /* the helper worked alongside: this is the get's time */
+    mca_btl_smcuda_path_note(m, true, size, mca_btl_smcuda_now_ns() - t0);
     job_state[slot].status = rc;
     /* acquire: the helper's chunks are in place */
     if (__atomic_load_n(&job->done, __ATOMIC_ACQUIRE) == job->nchunks) {
@@ -206,6 +210,7 @@ int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
 {
     mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
     size_t split = mca_btl_smcuda_component.split_min_size;
+    uint64_t t0;
     int rc;
 
     (void) remote_handle;
@@ -223,10 +228,12 @@ int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
             return OPAL_SUCCESS;
         }
     }
+    t0 = mca_btl_smcuda_now_ns();
     rc = m->copy->read(ep, local_address, remote_address, size);
     if (SMCUDA_UNLIKELY(OPAL_SUCCESS != rc)) {
         return rc;
     }
+    mca_btl_smcuda_path_note(m, true, size, mca_btl_smcuda_now_ns() - t0);
     cbfunc(btl, ep, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
     return OPAL_SUCCESS;
 }

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #define SMCUDA_SHM_MAGIC 0x786331626f6d73ULL /* "smob1cx" */
-#define SMCUDA_SHM_VERSION 2
+#define SMCUDA_SHM_VERSION 3
 #define SMCUDA_CACHE_LINE 64
 
 #define SMCUDA_ALIGN(x, a) (((x) + ((a) -1)) & ~((uint64_t) (a) -1))
@@ -65,6 +65,14 @@ typedef struct smcuda_seg_hdr_t {
      * owner polls this one word to learn which rings to poll */
     uint32_t ring_epoch;
     uint8_t pad1[SMCUDA_CACHE_LINE - 8];
+    /* own cache line: what the owner measured of its two ways of receiving a
+     * large message, read by its senders to choose between them
+     * (btl_smcuda_path.c); relaxed stores and loads, hints only */
+    uint32_t copy_ps;   /* picoseconds per byte to take a bulk fragment out (copy path) */
+    uint32_t get_ps;    /* picoseconds per byte of a single-copy get (helper included) */
+    uint64_t copy_when; /* CLOCK_MONOTONIC ns of the last copy_ps update; 0: never */
+    uint64_t get_when;  /* the same for get_ps */
+    uint8_t pad2[SMCUDA_CACHE_LINE - 24];
 } smcuda_seg_hdr_t;
 
 /* ------------------------------------------------------------------ */
@@ -225,7 +233,7 @@ typedef struct smcuda_modex_t {
     char path[256];    /* backing file */
 } smcuda_modex_t;
 
-_Static_assert(sizeof(smcuda_seg_hdr_t) == 3 * SMCUDA_CACHE_LINE, "segment header layout");
+_Static_assert(sizeof(smcuda_seg_hdr_t) == 4 * SMCUDA_CACHE_LINE, "segment header layout");
 _Static_assert(sizeof(smcuda_frag_hdr_t) == 16, "fragment header layout");
 _Static_assert(sizeof(smcuda_fbox_ctl_t) == SMCUDA_CACHE_LINE, "ring control layout");
 _Static_assert(sizeof(smcuda_copy_job_t) == 3 * SMCUDA_CACHE_LINE, "copy job layout");

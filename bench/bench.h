@@ -22,18 +22,18 @@
 #define BENCH_WINDOW_BYTES (64u << 20)
 
 typedef struct bench_opts {
-    size_t *sizes;          /* sorted, unique message sizes in bytes */
+    size_t *sizes; /* sorted, unique message sizes in bytes */
     int nsizes;
-    int trials;             /* recorded trials per size */
-    int window;             /* in-flight messages for bandwidth/rate tests */
-    int min_iters;          /* iterations per trial, lower bound */
-    int max_msgs;           /* messages per trial, upper bound (sets iterations for small sizes) */
-    size_t trial_bytes;     /* target payload bytes moved per trial (sets iterations) */
-    size_t window_bytes;    /* window * size is kept under this (window >= 1) */
-    int warmup_pct;         /* warm-up iterations as a percentage of the trial's iterations */
-    double trial_seconds;   /* > 0: fewer iterations when the warm-up shows a trial would last
-                             * longer than this (keeps slow transports within a time budget) */
-    int cg_iters;           /* callgrind tests: iterations inside the collected region */
+    int trials;           /* recorded trials per size */
+    int window;           /* in-flight messages for bandwidth/rate tests */
+    int min_iters;        /* iterations per trial, lower bound */
+    int max_msgs;         /* messages per trial, upper bound (sets iterations for small sizes) */
+    size_t trial_bytes;   /* target payload bytes moved per trial (sets iterations) */
+    size_t window_bytes;  /* window * size is kept under this (window >= 1) */
+    int warmup_pct;       /* warm-up iterations as a percentage of the trial's iterations */
+    double trial_seconds; /* > 0: fewer iterations when the warm-up shows a trial would last
+                           * longer than this (keeps slow transports within a time budget) */
+    int cg_iters;         /* callgrind tests: iterations inside the collected region */
 } bench_opts_t;
 
 /* Everything a test needs about the current size and the communication pattern. */
@@ -42,17 +42,17 @@ typedef struct bench_ctx {
     MPI_Comm comm;
     int rank;
     int nprocs;
-    int pairs;              /* pair k is (k, k + pairs); pair 0 reports */
-    int peer;               /* partner in my pair, or -1 if this rank is idle */
-    int initiator;          /* 1 for the first rank of a pair */
-    size_t size;            /* current message size */
-    int window;             /* current window (reduced for large sizes) */
-    unsigned char *sbuf;    /* window slots of `size` bytes each, stride `stride` */
+    int pairs;           /* pair k is (k, k + pairs); pair 0 reports */
+    int peer;            /* partner in my pair, or -1 if this rank is idle */
+    int initiator;       /* 1 for the first rank of a pair */
+    size_t size;         /* current message size */
+    int window;          /* current window (reduced for large sizes) */
+    unsigned char *sbuf; /* window slots of `size` bytes each, stride `stride` */
     unsigned char *rbuf;
     size_t stride;
-    size_t buf_bytes;       /* bytes allocated for each of sbuf / rbuf */
-    MPI_Request *reqs;      /* 2 * opts->window requests */
-    MPI_Win win;            /* RMA tests: window over `wbuf` */
+    size_t buf_bytes;  /* bytes allocated for each of sbuf / rbuf */
+    MPI_Request *reqs; /* 2 * opts->window requests */
+    MPI_Win win;       /* RMA tests: window over `wbuf` */
     unsigned char *wbuf;
 } bench_ctx_t;
 
@@ -61,10 +61,10 @@ typedef struct bench_test {
     const char *name;
     const char *unit;
     int lower_is_better;
-    int uses_window;                      /* window > 1 messages per iteration */
-    int all_pairs;                        /* every pair works (message rate) vs pair 0 only */
-    double bytes_per_iter;                /* payload factor per iteration, times size (x window) */
-    int (*begin)(bench_ctx_t *ctx);       /* once per test: windows, etc. (may be NULL) */
+    int uses_window;                /* window > 1 messages per iteration */
+    int all_pairs;                  /* every pair works (message rate) vs pair 0 only */
+    double bytes_per_iter;          /* payload factor per iteration, times size (x window) */
+    int (*begin)(bench_ctx_t *ctx); /* once per test: windows, etc. (may be NULL) */
     void (*end)(bench_ctx_t *ctx);
     void (*prepare)(bench_ctx_t *ctx, unsigned seed);
     void (*run)(bench_ctx_t *ctx, int iters);

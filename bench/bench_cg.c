@@ -58,7 +58,7 @@ static cg_flags_t *map_flags(bench_ctx_t *ctx)
     if (MAP_FAILED == p) {
         bench_fail(ctx, "mmap of %s failed", name);
     }
-    MPI_Barrier(ctx->comm);      /* both mapped: the name can go */
+    MPI_Barrier(ctx->comm); /* both mapped: the name can go */
     if (0 == ctx->rank) {
         shm_unlink(name);
         memset(p, 0, sizeof(cg_flags_t));

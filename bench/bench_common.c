@@ -61,10 +61,20 @@ static int parse_one_size(const char *s, const char **end, size_t *out)
         return -1;
     }
     switch (toupper((unsigned char) *e)) {
-    case 'K': v <<= 10; e++; break;
-    case 'M': v <<= 20; e++; break;
-    case 'G': v <<= 30; e++; break;
-    default: break;
+        case 'K':
+            v <<= 10;
+            e++;
+            break;
+        case 'M':
+            v <<= 20;
+            e++;
+            break;
+        case 'G':
+            v <<= 30;
+            e++;
+            break;
+        default:
+            break;
     }
     *out = (size_t) v;
     *end = e;
@@ -221,8 +231,8 @@ static int alloc_buffers(bench_ctx_t *ctx, const bench_test_t *t)
         need = b > need ? b : need;
     }
     ctx->buf_bytes = need;
-    if (posix_memalign((void **) &ctx->sbuf, 4096, need)
-        || posix_memalign((void **) &ctx->rbuf, 4096, need)) {
+    if (posix_memalign((void **) &ctx->sbuf, 4096, need) ||
+        posix_memalign((void **) &ctx->rbuf, 4096, need)) {
         return -1;
     }
     /* touch every page now so first-use faults never land in a timed loop */
@@ -299,8 +309,7 @@ static void run_size(const bench_test_t *t, bench_ctx_t *ctx, double *vals)
     }
     if (0 == ctx->rank) {
         double med = bench_median(vals, o->trials);
-        printf("%zu %.6g %.6g %.6g %d\n", ctx->size, med, vals[0], vals[o->trials - 1],
-               o->trials);
+        printf("%zu %.6g %.6g %.6g %d\n", ctx->size, med, vals[0], vals[o->trials - 1], o->trials);
         fflush(stdout);
     }
 }

@@ -42,28 +42,56 @@ static int parse_opts(int argc, char **argv, bench_opts_t *o, char **tests)
 {
     const char *sizes = DEFAULT_SIZES;
     int c;
-    *o = (bench_opts_t){.trials = 5, .window = 64, .min_iters = 3, .max_msgs = 2000,
-                        .trial_bytes = 8u << 20, .window_bytes = BENCH_WINDOW_BYTES,
-                        .warmup_pct = 20, .cg_iters = 1000};
+    *o = (bench_opts_t){.trials = 5,
+                        .window = 64,
+                        .min_iters = 3,
+                        .max_msgs = 2000,
+                        .trial_bytes = 8u << 20,
+                        .window_bytes = BENCH_WINDOW_BYTES,
+                        .warmup_pct = 20,
+                        .cg_iters = 1000};
     *tests = DEFAULT_TESTS;
     while (-1 != (c = getopt(argc, argv, "t:s:r:w:n:m:b:B:p:T:N:h"))) {
         switch (c) {
-        case 't': *tests = optarg; break;
-        case 's': sizes = optarg; break;
-        case 'r': o->trials = atoi(optarg); break;
-        case 'w': o->window = atoi(optarg); break;
-        case 'n': o->min_iters = atoi(optarg); break;
-        case 'm': o->max_msgs = atoi(optarg); break;
-        case 'b': o->trial_bytes = parse_bytes(optarg); break;
-        case 'B': o->window_bytes = parse_bytes(optarg); break;
-        case 'p': o->warmup_pct = atoi(optarg); break;
-        case 'T': o->trial_seconds = atof(optarg); break;
-        case 'N': o->cg_iters = atoi(optarg); break;
-        default: return -1;
+            case 't':
+                *tests = optarg;
+                break;
+            case 's':
+                sizes = optarg;
+                break;
+            case 'r':
+                o->trials = atoi(optarg);
+                break;
+            case 'w':
+                o->window = atoi(optarg);
+                break;
+            case 'n':
+                o->min_iters = atoi(optarg);
+                break;
+            case 'm':
+                o->max_msgs = atoi(optarg);
+                break;
+            case 'b':
+                o->trial_bytes = parse_bytes(optarg);
+                break;
+            case 'B':
+                o->window_bytes = parse_bytes(optarg);
+                break;
+            case 'p':
+                o->warmup_pct = atoi(optarg);
+                break;
+            case 'T':
+                o->trial_seconds = atof(optarg);
+                break;
+            case 'N':
+                o->cg_iters = atoi(optarg);
+                break;
+            default:
+                return -1;
         }
     }
-    if (o->trials < 1 || o->window < 1 || o->min_iters < 1 || o->max_msgs < 1
-        || o->trial_bytes < 1 || o->window_bytes < 1 || o->warmup_pct < 0 || o->cg_iters < 1) {
+    if (o->trials < 1 || o->window < 1 || o->min_iters < 1 || o->max_msgs < 1 ||
+        o->trial_bytes < 1 || o->window_bytes < 1 || o->warmup_pct < 0 || o->cg_iters < 1) {
         return -1;
     }
     return bench_parse_sizes(sizes, &o->sizes, &o->nsizes);

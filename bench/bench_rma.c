@@ -84,9 +84,18 @@ static void rma_ops(bench_ctx_t *ctx, int iters, int op)
     }
 }
 
-static void put_run(bench_ctx_t *ctx, int iters) { rma_ops(ctx, iters, 0); }
-static void get_run(bench_ctx_t *ctx, int iters) { rma_ops(ctx, iters, 1); }
-static void acc_run(bench_ctx_t *ctx, int iters) { rma_ops(ctx, iters, 2); }
+static void put_run(bench_ctx_t *ctx, int iters)
+{
+    rma_ops(ctx, iters, 0);
+}
+static void get_run(bench_ctx_t *ctx, int iters)
+{
+    rma_ops(ctx, iters, 1);
+}
+static void acc_run(bench_ctx_t *ctx, int iters)
+{
+    rma_ops(ctx, iters, 2);
+}
 
 /* The barrier orders the origin's flush before the target's look at its window. */
 static int put_check(bench_ctx_t *ctx, unsigned seed, int iters)
@@ -156,10 +165,12 @@ static double op_bandwidth(const bench_ctx_t *ctx, int iters, double sec)
     return (double) ctx->size * ctx->window * iters / sec / 1e6;
 }
 
-#define RMA_TEST(tname, unit_, win_, prep, runf, chk, met)                                     \
-    {.name = tname, .unit = unit_, .lower_is_better = !(win_), .uses_window = win_,            \
-     .bytes_per_iter = 1, .begin = rma_begin, .end = rma_end, .prepare = prep, .run = runf,   \
-     .check = chk, .metric = met}
+#define RMA_TEST(tname, unit_, win_, prep, runf, chk, met)                                         \
+    {                                                                                              \
+        .name = tname, .unit = unit_, .lower_is_better = !(win_), .uses_window = win_,             \
+        .bytes_per_iter = 1, .begin = rma_begin, .end = rma_end, .prepare = prep, .run = runf,     \
+        .check = chk, .metric = met                                                                \
+    }
 
 const bench_test_t bench_rma_tests[] = {
     RMA_TEST("put_lat", "us", 0, put_prepare, put_run, put_check, op_latency),

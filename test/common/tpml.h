@@ -25,8 +25,8 @@
 /* process identity and life cycle                                     */
 /* ------------------------------------------------------------------ */
 
-extern int t_rank; /* rank in MPI_COMM_WORLD */
-extern int t_size; /* size of MPI_COMM_WORLD */
+extern int t_rank;         /* rank in MPI_COMM_WORLD */
+extern int t_size;         /* size of MPI_COMM_WORLD */
 extern const char *t_prog; /* short program name for messages */
 
 /* MPI_T_init_thread + MPI_Init_thread; fails if `required` is not provided.
@@ -49,19 +49,20 @@ void t_fail(const char *file, int line, const char *fmt, ...)
 void t_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #define T_FAIL(...) t_fail(__FILE__, __LINE__, __VA_ARGS__)
-#define T_CHECK(cond, ...)                                                  \
-    do {                                                                    \
-        if (!(cond)) T_FAIL(__VA_ARGS__);                                   \
+#define T_CHECK(cond, ...)                                                                         \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            T_FAIL(__VA_ARGS__);                                                                   \
     } while (0)
 /* Calls an MPI function and fails with its error string when it does not
  * return MPI_SUCCESS. */
-#define T_MPI(call)                                                         \
-    do {                                                                    \
-        int t_rc_ = (call);                                                 \
-        if (MPI_SUCCESS != t_rc_) t_mpi_fail(__FILE__, __LINE__, #call, t_rc_); \
+#define T_MPI(call)                                                                                \
+    do {                                                                                           \
+        int t_rc_ = (call);                                                                        \
+        if (MPI_SUCCESS != t_rc_)                                                                  \
+            t_mpi_fail(__FILE__, __LINE__, #call, t_rc_);                                          \
     } while (0)
-void t_mpi_fail(const char *file, int line, const char *what, int rc)
-    __attribute__((noreturn));
+void t_mpi_fail(const char *file, int line, const char *what, int rc) __attribute__((noreturn));
 /* MPI error class name + string, for messages. */
 const char *t_err_string(int rc);
 
@@ -75,8 +76,7 @@ static inline void t_status_reset(MPI_Status *st)
 }
 /* Checks a receive status: source, tag (MPI_ANY_* = don't check), error
  * field, MPI_Get_count(MPI_BYTE) == bytes (bytes < 0 = don't check). */
-void t_check_status(const MPI_Status *st, int source, int tag, long bytes,
-                    const char *ctx);
+void t_check_status(const MPI_Status *st, int source, int tag, long bytes, const char *ctx);
 
 /* ------------------------------------------------------------------ */
 /* data patterns                                                       */
@@ -86,11 +86,11 @@ void t_check_status(const MPI_Status *st, int source, int tag, long bytes,
  * seeds give different streams; consecutive bytes differ. */
 static inline unsigned char t_pat(uint32_t seed, size_t i)
 {
-    uint32_t x = seed * 0x9E3779B1u + (uint32_t)i * 0x85EBCA77u + (uint32_t)(i >> 32);
+    uint32_t x = seed * 0x9E3779B1u + (uint32_t) i * 0x85EBCA77u + (uint32_t) (i >> 32);
     x ^= x >> 15;
     x *= 0x2C1B3C6Du;
     x ^= x >> 12;
-    return (unsigned char)(x ^ (x >> 8));
+    return (unsigned char) (x ^ (x >> 8));
 }
 void t_fill(void *buf, size_t n, uint32_t seed);
 /* Returns the index of the first mismatch, or (size_t)-1 if all match. */
@@ -111,8 +111,7 @@ void t_msg_fill(void *buf, size_t len, int src, int tag, uint32_t seq);
 /* Verifies a received message against its status (source, tag, length from
  * MPI_Get_count) and returns its sequence number. For len < T_MSG_HDR the
  * caller passes the expected seq in `seq_if_short`. */
-uint32_t t_msg_check(const void *buf, const MPI_Status *st, uint32_t seq_if_short,
-                     const char *ctx);
+uint32_t t_msg_check(const void *buf, const MPI_Status *st, uint32_t seq_if_short, const char *ctx);
 
 /* Simple deterministic generator (xorshift64*). */
 typedef struct {
@@ -140,12 +139,12 @@ typedef enum {
 
 typedef struct {
     t_dt_kind kind;
-    size_t bytes;        /* data bytes described */
-    MPI_Datatype type;   /* committed (MPI_BYTE for CONTIG) */
-    int count;           /* count to pass with `type` */
-    size_t span;         /* buffer bytes needed (extent covering all data) */
-    size_t alloc;        /* bytes allocated: span + 1 + t_typed_slack */
-    unsigned char *buf;  /* buffer of `alloc` bytes (owned) */
+    size_t bytes;       /* data bytes described */
+    MPI_Datatype type;  /* committed (MPI_BYTE for CONTIG) */
+    int count;          /* count to pass with `type` */
+    size_t span;        /* buffer bytes needed (extent covering all data) */
+    size_t alloc;       /* bytes allocated: span + 1 + t_typed_slack */
+    unsigned char *buf; /* buffer of `alloc` bytes (owned) */
 } t_typed;
 
 /* Extra guarded bytes allocated after each typed buffer (default 0; the
@@ -179,17 +178,17 @@ int t_cvar_str(const char *name, char *buf, size_t len);
 
 /* Thresholds that decide protocols for a peer, from the BTLs in use. */
 typedef struct {
-    int nbtl;                  /* non-self BTLs found */
+    int nbtl; /* non-self BTLs found */
     char names[4][32];
     unsigned long long eager[4], rndv_eager[4], max_send[4];
-    unsigned long long eager_min, eager_max;   /* over the BTLs */
-    unsigned long long first_frag_min;         /* min(eager, rndv_eager, pml limit) */
+    unsigned long long eager_min, eager_max; /* over the BTLs */
+    unsigned long long first_frag_min;       /* min(eager, rndv_eager, pml limit) */
     unsigned long long max_send_min, max_send_max;
-    unsigned long long sendi_max;              /* pml_ob1x_sendi_max or 256 */
-    unsigned long long pml_rndv_eager;         /* pml_ob1x_rndv_eager_limit, 0 if absent */
-    int sendi_capable;  /* every BTL in use is known to provide sendi */
-    int sendi_copies;   /* ... and copies eager data (no in-place send): ob1x tries
-                           sendi up to the eager limit, not only up to sendi_max */
+    unsigned long long sendi_max;      /* pml_ob1x_sendi_max or 256 */
+    unsigned long long pml_rndv_eager; /* pml_ob1x_rndv_eager_limit, 0 if absent */
+    int sendi_capable;                 /* every BTL in use is known to provide sendi */
+    int sendi_copies;                  /* ... and copies eager data (no in-place send): ob1x tries
+                                          sendi up to the eager limit, not only up to sendi_max */
 } t_limits;
 
 /* Determines the BTLs carrying traffic to peers: program argument
@@ -206,15 +205,24 @@ int t_boundary_sizes(const t_limits *l, size_t *sizes, int max, size_t cap);
 /* ------------------------------------------------------------------ */
 
 typedef enum {
-    T_PV_IMM_MSG = 0, T_PV_IMM_BYTES,
-    T_PV_PREP_MSG, T_PV_PREP_BYTES,
-    T_PV_ALLOC_MSG, T_PV_ALLOC_BYTES,
-    T_PV_SRPIPE_MSG, T_PV_SRPIPE_BYTES,
-    T_PV_BUFPIPE_MSG, T_PV_BUFPIPE_BYTES,
+    T_PV_IMM_MSG = 0,
+    T_PV_IMM_BYTES,
+    T_PV_PREP_MSG,
+    T_PV_PREP_BYTES,
+    T_PV_ALLOC_MSG,
+    T_PV_ALLOC_BYTES,
+    T_PV_SRPIPE_MSG,
+    T_PV_SRPIPE_BYTES,
+    T_PV_BUFPIPE_MSG,
+    T_PV_BUFPIPE_BYTES,
     T_PV_SYNC_MSG,
-    T_PV_UNEXP_LEN, T_PV_UNEXP_HIGH,
-    T_PV_FLOW_RNDV, T_PV_OOO_FRAGS, T_PV_RES_RETRIES,
-    T_PV_LATE_REQ, T_PV_ORPHAN,
+    T_PV_UNEXP_LEN,
+    T_PV_UNEXP_HIGH,
+    T_PV_FLOW_RNDV,
+    T_PV_OOO_FRAGS,
+    T_PV_RES_RETRIES,
+    T_PV_LATE_REQ,
+    T_PV_ORPHAN,
     T_PV_COUNT
 } t_pv;
 

@@ -46,8 +46,8 @@ static void recv_check(int tag, size_t len, uint32_t seq, const char *ctx)
     unsigned char *b = t_malloc(len + 16);
     MPI_Status st;
     t_status_reset(&st);
-    T_MPI(MPI_Recv(b, (int)len + 16, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &st));
-    t_check_status(&st, 0, tag, (long)len, ctx);
+    T_MPI(MPI_Recv(b, (int) len + 16, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &st));
+    t_check_status(&st, 0, tag, (long) len, ctx);
     t_msg_check(b, &st, seq, ctx);
     free(b);
 }
@@ -55,8 +55,8 @@ static void recv_check(int tag, size_t len, uint32_t seq, const char *ctx)
 static void too_small(void)
 {
     size_t big = 2 * lim.eager_max + 1000, small = 100;
-    int bsize = (int)(1000 + MPI_BSEND_OVERHEAD);
-    void *bb = t_malloc((size_t)bsize), *old;
+    int bsize = (int) (1000 + MPI_BSEND_OVERHEAD);
+    void *bb = t_malloc((size_t) bsize), *old;
     MPI_Comm fc = fail_comm;
     if (0 == t_rank) {
         unsigned char *m = t_malloc(big);
@@ -66,37 +66,38 @@ static void too_small(void)
         t_msg_fill(m, big, 0, 10, 1);
         /* nothing attached */
         t_snap_take(&a);
-        rc = MPI_Bsend(m, (int)big, MPI_BYTE, 1, 10, fc);
-        T_CHECK(MPI_ERR_BUFFER == err_class(rc), "Bsend of %zu without buffer returned %s",
-                big, t_err_string(rc));
+        rc = MPI_Bsend(m, (int) big, MPI_BYTE, 1, 10, fc);
+        T_CHECK(MPI_ERR_BUFFER == err_class(rc), "Bsend of %zu without buffer returned %s", big,
+                t_err_string(rc));
         t_snap_take(&b);
         t_expect_proto(&a, &b, 0, 0, 0, 0, "failed Bsend sent nothing");
         /* attached, too small */
         T_MPI(MPI_Buffer_attach(bb, bsize));
         t_msg_fill(m, big, 0, 10, 1);
-        rc = MPI_Bsend(m, (int)big, MPI_BYTE, 1, 10, fc);
+        rc = MPI_Bsend(m, (int) big, MPI_BYTE, 1, 10, fc);
         T_CHECK(MPI_ERR_BUFFER == err_class(rc), "Bsend of %zu into %d-byte buffer returned %s",
                 big, bsize, t_err_string(rc));
-        rc = MPI_Bsend(m, (int)lim.eager_max + 1, MPI_BYTE, 1, 10, fc);
+        rc = MPI_Bsend(m, (int) lim.eager_max + 1, MPI_BYTE, 1, 10, fc);
         T_CHECK(MPI_ERR_BUFFER == err_class(rc), "Bsend of %llu into %d-byte buffer returned %s",
                 lim.eager_max + 1, bsize, t_err_string(rc));
-        rc = MPI_Ibsend(m, (int)big, MPI_BYTE, 1, 10, fc, &r);
-        if (MPI_SUCCESS == rc) rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+        rc = MPI_Ibsend(m, (int) big, MPI_BYTE, 1, 10, fc, &r);
+        if (MPI_SUCCESS == rc)
+            rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
         T_CHECK(MPI_ERR_BUFFER == err_class(rc), "Ibsend of %zu into %d-byte buffer returned %s",
                 big, bsize, t_err_string(rc));
         /* a message that fits still goes */
         t_msg_fill(m, small, 0, 10, 2);
-        T_MPI(MPI_Bsend(m, (int)small, MPI_BYTE, 1, 10, MPI_COMM_WORLD));
+        T_MPI(MPI_Bsend(m, (int) small, MPI_BYTE, 1, 10, MPI_COMM_WORLD));
         T_MPI(MPI_Buffer_detach(&old, &sz));
         T_CHECK(old == bb && sz == bsize, "detach returned %p/%d, attached %p/%d", old, sz, bb,
                 bsize);
         /* now a big enough buffer */
         {
-            int bs2 = (int)(big + MPI_BSEND_OVERHEAD);
-            void *b2 = t_malloc((size_t)bs2);
+            int bs2 = (int) (big + MPI_BSEND_OVERHEAD);
+            void *b2 = t_malloc((size_t) bs2);
             T_MPI(MPI_Buffer_attach(b2, bs2));
             t_msg_fill(m, big, 0, 10, 3);
-            T_MPI(MPI_Bsend(m, (int)big, MPI_BYTE, 1, 10, MPI_COMM_WORLD));
+            T_MPI(MPI_Bsend(m, (int) big, MPI_BYTE, 1, 10, MPI_COMM_WORLD));
             memset(m, 0, big); /* the data must have been copied */
             T_MPI(MPI_Buffer_detach(&old, &sz));
             free(b2);
@@ -114,18 +115,18 @@ static void too_small(void)
 static void buffer_full(void)
 {
     size_t s = lim.eager_max + 1000;
-    int per = (int)(s + MPI_BSEND_OVERHEAD), bsize = 3 * per + 64, sz;
-    void *bb = t_malloc((size_t)bsize), *old;
+    int per = (int) (s + MPI_BSEND_OVERHEAD), bsize = 3 * per + 64, sz;
+    void *bb = t_malloc((size_t) bsize), *old;
     if (0 == t_rank) {
         unsigned char *m = t_malloc(s);
         int rc;
         T_MPI(MPI_Buffer_attach(bb, bsize));
         for (int i = 0; i < 3; i++) {
-            t_msg_fill(m, s, 0, 20, (uint32_t)i);
-            T_MPI(MPI_Bsend(m, (int)s, MPI_BYTE, 1, 20, MPI_COMM_WORLD));
+            t_msg_fill(m, s, 0, 20, (uint32_t) i);
+            T_MPI(MPI_Bsend(m, (int) s, MPI_BYTE, 1, 20, MPI_COMM_WORLD));
         }
         t_msg_fill(m, s, 0, 20, 3);
-        rc = MPI_Bsend(m, (int)s, MPI_BYTE, 1, 20, fail_comm);
+        rc = MPI_Bsend(m, (int) s, MPI_BYTE, 1, 20, fail_comm);
         T_CHECK(MPI_ERR_BUFFER == err_class(rc),
                 "fourth Bsend of %zu into a buffer holding three pending ones returned %s", s,
                 t_err_string(rc));
@@ -133,12 +134,13 @@ static void buffer_full(void)
         /* detach blocks until the three are delivered */
         T_MPI(MPI_Buffer_detach(&old, &sz));
         T_MPI(MPI_Buffer_attach(bb, bsize));
-        T_MPI(MPI_Bsend(m, (int)s, MPI_BYTE, 1, 20, MPI_COMM_WORLD));
+        T_MPI(MPI_Bsend(m, (int) s, MPI_BYTE, 1, 20, MPI_COMM_WORLD));
         T_MPI(MPI_Buffer_detach(&old, &sz));
         free(m);
     } else if (1 == t_rank) {
         T_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_TOKEN, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        for (int i = 0; i < 4; i++) recv_check(20, s, (uint32_t)i, "buffered message after full");
+        for (int i = 0; i < 4; i++)
+            recv_check(20, s, (uint32_t) i, "buffered message after full");
     }
     free(bb);
     T_MPI(MPI_Barrier(MPI_COMM_WORLD));
@@ -146,10 +148,10 @@ static void buffer_full(void)
 
 static void zero_bytes(void)
 {
-    static const char *names[8] = {"Send", "Ssend", "Bsend", "Rsend",
+    static const char *names[8] = {"Send",  "Ssend",  "Bsend",  "Rsend",
                                    "Isend", "Issend", "Ibsend", "Irsend"};
     int bsize = 4 * MPI_BSEND_OVERHEAD + 64, sz;
-    void *bb = t_malloc((size_t)bsize), *old;
+    void *bb = t_malloc((size_t) bsize), *old;
     T_MPI(MPI_Buffer_attach(bb, bsize));
     for (int rep = 0; rep < 4; rep++)
         for (int k = 0; k < 8; k++) {
@@ -163,12 +165,11 @@ static void zero_bytes(void)
                 int allowed = T_MODE_SYNC == mode ? T_P_SRPIPE
                               : lim.sendi_capable ? T_P_IMM
                                                   : T_P_EAGER;
-                T_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 1, TAG_TOKEN, MPI_COMM_WORLD,
-                               MPI_STATUS_IGNORE));
+                T_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 1, TAG_TOKEN, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
                 t_snap_take(&a);
                 if (k < 4) {
-                    T_MPI(t_send_mode(mode, rep % 2 ? NULL : bb, 0, MPI_INT, 1, tag,
-                                      MPI_COMM_WORLD));
+                    T_MPI(
+                        t_send_mode(mode, rep % 2 ? NULL : bb, 0, MPI_INT, 1, tag, MPI_COMM_WORLD));
                 } else {
                     T_MPI(t_isend_mode(mode, rep % 2 ? NULL : bb, 0, MPI_INT, 1, tag,
                                        MPI_COMM_WORLD, &r));
@@ -185,7 +186,7 @@ static void zero_bytes(void)
                 if (rep % 2)
                     T_MPI(MPI_Irecv(NULL, 0, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &r));
                 else
-                    T_MPI(MPI_Irecv(buf, (int)sizeof(buf), MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                    T_MPI(MPI_Irecv(buf, (int) sizeof(buf), MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
                                     MPI_COMM_WORLD, &r));
                 T_MPI(MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_TOKEN, MPI_COMM_WORLD));
                 T_MPI(MPI_Wait(&r, &st));
@@ -203,8 +204,10 @@ int main(int argc, char **argv)
     t_init(&argc, &argv, MPI_THREAD_SINGLE);
     T_CHECK(t_size >= 2, "needs at least 2 ranks");
     t_limits_get(argc, argv, &lim);
-    if (0 == t_rank) t_limits_print(&lim);
-    if (!t_pvars) T_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &fail_comm));
+    if (0 == t_rank)
+        t_limits_print(&lim);
+    if (!t_pvars)
+        T_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &fail_comm));
     for (int rep = 0; rep < 3; rep++) {
         too_small();
         buffer_full();

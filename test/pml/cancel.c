@@ -40,8 +40,8 @@ static void recv_expect(int src, int tag, size_t len, uint32_t seq, const char *
     unsigned char *b = t_malloc(len + 64);
     MPI_Status st;
     t_status_reset(&st);
-    T_MPI(MPI_Recv(b, (int)len + 64, MPI_BYTE, src, tag, MPI_COMM_WORLD, &st));
-    t_check_status(&st, src, tag, (long)len, ctx);
+    T_MPI(MPI_Recv(b, (int) len + 64, MPI_BYTE, src, tag, MPI_COMM_WORLD, &st));
+    t_check_status(&st, src, tag, (long) len, ctx);
     T_CHECK(cancelled_of(&st) == 0, "%s: received message reports cancelled", ctx);
     t_msg_check(b, &st, seq, ctx);
     free(b);
@@ -51,7 +51,7 @@ static void send_msg(int dst, int tag, size_t len, uint32_t seq)
 {
     unsigned char *b = t_malloc(len);
     t_msg_fill(b, len, t_rank, tag, seq);
-    T_MPI(MPI_Send(b, (int)len, MPI_BYTE, dst, tag, MPI_COMM_WORLD));
+    T_MPI(MPI_Send(b, (int) len, MPI_BYTE, dst, tag, MPI_COMM_WORLD));
     free(b);
 }
 
@@ -63,8 +63,7 @@ static void never_arrives(int src, int tag, double secs, const char *ctx)
     MPI_Status st;
     while (t_now() - t0 < secs) {
         T_MPI(MPI_Iprobe(src, tag, MPI_COMM_WORLD, &flag, &st));
-        T_CHECK(!flag, "%s: cancelled message (src %d tag %d) can still be matched", ctx, src,
-                tag);
+        T_CHECK(!flag, "%s: cancelled message (src %d tag %d) can still be matched", ctx, src, tag);
     }
 }
 
@@ -88,7 +87,8 @@ static void recv_cancel_unmatched(int tag)
         recv_expect(1, tag, 40, 5, "receive after cancelled receives");
     } else {
         T_MPI(MPI_Barrier(MPI_COMM_WORLD));
-        if (1 == t_rank) send_msg(0, tag, 40, 5);
+        if (1 == t_rank)
+            send_msg(0, tag, 40, 5);
     }
     T_MPI(MPI_Barrier(MPI_COMM_WORLD));
 }
@@ -118,7 +118,8 @@ static void recv_cancel_persistent(int tag)
         T_MPI(MPI_Request_free(&r));
     } else {
         T_MPI(MPI_Barrier(MPI_COMM_WORLD));
-        if (1 == t_rank) send_msg(0, tag, 200, 7);
+        if (1 == t_rank)
+            send_msg(0, tag, 200, 7);
     }
     T_MPI(MPI_Barrier(MPI_COMM_WORLD));
 }
@@ -134,14 +135,15 @@ static void recv_cancel_late(int tag, size_t len)
         MPI_Status st;
         int done = 0;
         /* completed receive */
-        T_MPI(MPI_Irecv(b, (int)len + 64, MPI_BYTE, 1, tag, MPI_COMM_WORLD, &r));
+        T_MPI(MPI_Irecv(b, (int) len + 64, MPI_BYTE, 1, tag, MPI_COMM_WORLD, &r));
         T_MPI(MPI_Send(NULL, 0, MPI_BYTE, 1, TAG_OUTCOME, MPI_COMM_WORLD));
         t_status_reset(&st);
-        while (!done) T_MPI(MPI_Test(&r, &done, &st));
+        while (!done)
+            T_MPI(MPI_Test(&r, &done, &st));
         /* r is MPI_REQUEST_NULL now; receive again, wait for the data to be
          * in and cancel before waiting */
         t_msg_check(b, &st, 1, ctx);
-        T_MPI(MPI_Irecv(b, (int)len + 64, MPI_BYTE, 1, tag, MPI_COMM_WORLD, &r));
+        T_MPI(MPI_Irecv(b, (int) len + 64, MPI_BYTE, 1, tag, MPI_COMM_WORLD, &r));
         T_MPI(MPI_Send(NULL, 0, MPI_BYTE, 1, TAG_OUTCOME, MPI_COMM_WORLD));
         /* racing: cancel right away */
         T_MPI(MPI_Cancel(&r));
@@ -150,7 +152,7 @@ static void recv_cancel_late(int tag, size_t len)
         if (cancelled_of(&st)) {
             recv_expect(1, tag, len, 2, ctx); /* the message went to no one */
         } else {
-            t_check_status(&st, 1, tag, (long)len, ctx);
+            t_check_status(&st, 1, tag, (long) len, ctx);
             t_msg_check(b, &st, 2, ctx);
         }
         free(b);
@@ -178,19 +180,30 @@ static void send_cancel_unmatched(int tag, size_t len, int kind, int must_cancel
         MPI_Status st;
         t_msg_fill(b, len, t_rank, tag, 3);
         switch (kind) {
-        case 0: T_MPI(MPI_Issend(b, (int)len, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &r)); break;
-        case 1: T_MPI(MPI_Isend(b, (int)len, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &r)); break;
-        case 2: T_MPI(MPI_Send_init(b, (int)len, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &r)); break;
-        default: T_MPI(MPI_Ssend_init(b, (int)len, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &r)); break;
+            case 0:
+                T_MPI(MPI_Issend(b, (int) len, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &r));
+                break;
+            case 1:
+                T_MPI(MPI_Isend(b, (int) len, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &r));
+                break;
+            case 2:
+                T_MPI(MPI_Send_init(b, (int) len, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &r));
+                break;
+            default:
+                T_MPI(MPI_Ssend_init(b, (int) len, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &r));
+                break;
         }
-        if (kind >= 2) T_MPI(MPI_Start(&r));
+        if (kind >= 2)
+            T_MPI(MPI_Start(&r));
         /* let the envelope reach rank 0 (it is unexpected there) */
         T_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_OUTCOME, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         T_MPI(MPI_Cancel(&r));
         T_MPI(MPI_Wait(&r, &st)); /* must not hang */
         outcome = cancelled_of(&st);
-        if (must_cancel) T_CHECK(1 == outcome, "%s: MPI_Test_cancelled false", ctx);
-        if (kind >= 2) T_MPI(MPI_Request_free(&r));
+        if (must_cancel)
+            T_CHECK(1 == outcome, "%s: MPI_Test_cancelled false", ctx);
+        if (kind >= 2)
+            T_MPI(MPI_Request_free(&r));
         T_MPI(MPI_Send(&outcome, 1, MPI_INT, 0, TAG_OUTCOME, MPI_COMM_WORLD));
         free(b);
     } else if (0 == t_rank) {
@@ -198,11 +211,13 @@ static void send_cancel_unmatched(int tag, size_t len, int kind, int must_cancel
         /* wait until the message is visible, without receiving it */
         t_status_reset(&st);
         T_MPI(MPI_Probe(1, tag, MPI_COMM_WORLD, &st));
-        t_check_status(&st, 1, tag, (long)len, ctx);
+        t_check_status(&st, 1, tag, (long) len, ctx);
         T_MPI(MPI_Send(NULL, 0, MPI_BYTE, 1, TAG_OUTCOME, MPI_COMM_WORLD));
         T_MPI(MPI_Recv(&outcome, 1, MPI_INT, 1, TAG_OUTCOME, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        if (outcome) never_arrives(1, tag, 0.05, ctx);
-        else recv_expect(1, tag, len, 3, ctx);
+        if (outcome)
+            never_arrives(1, tag, 0.05, ctx);
+        else
+            recv_expect(1, tag, len, 3, ctx);
     }
     T_MPI(MPI_Barrier(MPI_COMM_WORLD));
 }
@@ -217,7 +232,7 @@ static void send_cancel_matched(int tag, size_t len)
         MPI_Request r;
         MPI_Status st;
         t_msg_fill(b, len, t_rank, tag, 4);
-        T_MPI(MPI_Isend(b, (int)len, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &r));
+        T_MPI(MPI_Isend(b, (int) len, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &r));
         T_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_OUTCOME, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         T_MPI(MPI_Cancel(&r));
         T_MPI(MPI_Wait(&r, &st));
@@ -241,7 +256,8 @@ int main(int argc, char **argv)
     sends = t_pvars || t_has_arg(argc, argv, "--send-cancel");
     if (0 == t_rank) {
         t_limits_print(&lim);
-        if (!sends) t_log("send cancel not tested (stock PML; pass --send-cancel to force)");
+        if (!sends)
+            t_log("send cancel not tested (stock PML; pass --send-cancel to force)");
     }
 
     for (int rep = 0; rep < 3; rep++) {

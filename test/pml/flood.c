@@ -28,10 +28,12 @@ static int rounds = 4, per_round = 1000;
 
 static size_t msg_len(int src, int i)
 {
-    uint32_t h = t_seed((uint32_t)src, (uint32_t)i, 5) % 100;
+    uint32_t h = t_seed((uint32_t) src, (uint32_t) i, 5) % 100;
     size_t maxeager = lim.eager_min - 64;
-    if (h < 60) return T_MSG_HDR + h;
-    if (h < 90) return T_MSG_HDR + (h * 97) % (maxeager - T_MSG_HDR);
+    if (h < 60)
+        return T_MSG_HDR + h;
+    if (h < 90)
+        return T_MSG_HDR + (h * 97) % (maxeager - T_MSG_HDR);
     return maxeager;
 }
 
@@ -52,7 +54,8 @@ int main(int argc, char **argv)
     t_init(&argc, &argv, MPI_THREAD_SINGLE);
     T_CHECK(t_size >= 2, "needs at least 2 ranks");
     t_limits_get(argc, argv, &lim);
-    if (t_has_arg(argc, argv, "--long")) per_round = 4000;
+    if (t_has_arg(argc, argv, "--long"))
+        per_round = 4000;
     total = rounds * per_round;
     have_limit = t_cvar_ull("pml_ob1x_unexpected_limit", &limit);
     if (0 == t_rank) {
@@ -62,9 +65,9 @@ int main(int argc, char **argv)
     }
 
     if (0 != t_rank) {
-        size_t off = 0, *offs = t_malloc(sizeof(size_t) * (size_t)total);
+        size_t off = 0, *offs = t_malloc(sizeof(size_t) * (size_t) total);
         unsigned char *data;
-        MPI_Request *r = t_malloc(sizeof(MPI_Request) * (size_t)total);
+        MPI_Request *r = t_malloc(sizeof(MPI_Request) * (size_t) total);
         t_snap a, b;
         int barrier_msgs = 0;
         for (int i = 0; i < total; i++) {
@@ -73,20 +76,21 @@ int main(int argc, char **argv)
         }
         data = t_malloc(off);
         for (int i = 0; i < total; i++) {
-            t_msg_fill(data + offs[i], msg_len(t_rank, i), t_rank, TAG, (uint32_t)i);
-            volume += (long long)msg_len(t_rank, i);
+            t_msg_fill(data + offs[i], msg_len(t_rank, i), t_rank, TAG, (uint32_t) i);
+            volume += (long long) msg_len(t_rank, i);
         }
         /* the barriers below send zero-byte messages through the PML too:
          * count what the same number of barriers sends, beforehand */
         t_snap_take(&a);
-        for (int k = 0; k < 2 * rounds + 1; k++) T_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        for (int k = 0; k < 2 * rounds + 1; k++)
+            T_MPI(MPI_Barrier(MPI_COMM_WORLD));
         t_snap_take(&b);
         for (int i = T_PV_IMM_MSG; i <= T_PV_BUFPIPE_MSG; i += 2)
-            barrier_msgs += (int)t_snap_delta(&a, &b, (t_pv)i);
+            barrier_msgs += (int) t_snap_delta(&a, &b, (t_pv) i);
         t_snap_take(&a);
         for (int k = 0; k < rounds; k++) {
             for (int i = k * per_round; i < (k + 1) * per_round; i++)
-                T_MPI(MPI_Isend(data + offs[i], (int)msg_len(t_rank, i), MPI_BYTE, 0, TAG,
+                T_MPI(MPI_Isend(data + offs[i], (int) msg_len(t_rank, i), MPI_BYTE, 0, TAG,
                                 MPI_COMM_WORLD, &r[i]));
             T_MPI(MPI_Barrier(MPI_COMM_WORLD));
             T_MPI(MPI_Barrier(MPI_COMM_WORLD));
@@ -104,9 +108,10 @@ int main(int argc, char **argv)
         free(r);
     } else {
         unsigned char *b = t_malloc(lim.eager_min);
-        uint32_t *next = calloc((size_t)t_size, sizeof(uint32_t));
+        uint32_t *next = calloc((size_t) t_size, sizeof(uint32_t));
         unsigned long long len, high;
-        for (int k = 0; k < 2 * rounds + 1; k++) T_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        for (int k = 0; k < 2 * rounds + 1; k++)
+            T_MPI(MPI_Barrier(MPI_COMM_WORLD));
         for (int k = 0; k < rounds; k++) {
             T_MPI(MPI_Barrier(MPI_COMM_WORLD));
             spin(0.05); /* take the round in as unexpected messages */
@@ -128,8 +133,8 @@ int main(int argc, char **argv)
             uint32_t seq;
             snprintf(ctx, sizeof(ctx), "flood message %u from %d", next[s], s);
             t_status_reset(&st);
-            T_MPI(MPI_Recv(b, (int)lim.eager_min, MPI_BYTE, s, TAG, MPI_COMM_WORLD, &st));
-            t_check_status(&st, s, TAG, (long)msg_len(s, (int)next[s]), ctx);
+            T_MPI(MPI_Recv(b, (int) lim.eager_min, MPI_BYTE, s, TAG, MPI_COMM_WORLD, &st));
+            t_check_status(&st, s, TAG, (long) msg_len(s, (int) next[s]), ctx);
             seq = t_msg_check(b, &st, next[s], ctx);
             T_CHECK(seq == next[s], "%s: got seq %u", ctx, seq);
             next[s]++;
@@ -148,10 +153,12 @@ int main(int argc, char **argv)
     if (0 == t_rank) {
         t_log("flood volume %lld bytes; pml_ob1x_flow_control_rndv (senders) %llu", volume_all,
               flow_sum);
-        if (t_pvars && have_limit && limit > 0 && (unsigned long long)volume_all > 2 * limit &&
+        if (t_pvars && have_limit && limit > 0 && (unsigned long long) volume_all > 2 * limit &&
             !t_has_arg(argc, argv, "--no-flow-check"))
-            T_CHECK(flow_sum > 0, "pml_ob1x_unexpected_limit %llu < flood volume %lld but "
-                    "pml_ob1x_flow_control_rndv did not move", limit, volume_all);
+            T_CHECK(flow_sum > 0,
+                    "pml_ob1x_unexpected_limit %llu < flood volume %lld but "
+                    "pml_ob1x_flow_control_rndv did not move",
+                    limit, volume_all);
     }
     return t_finalize();
 }

@@ -35,7 +35,8 @@ static long arg_long(int argc, char **argv, const char *name, long dflt)
 {
     size_t n = strlen(name);
     for (int i = 1; i < argc; i++) {
-        if (0 == strncmp(argv[i], name, n) && '=' == argv[i][n]) return atol(argv[i] + n + 1);
+        if (0 == strncmp(argv[i], name, n) && '=' == argv[i][n])
+            return atol(argv[i] + n + 1);
     }
     return dflt;
 }
@@ -56,18 +57,20 @@ static void warm_up(int rounds)
 
 static void sender(size_t len, int count, int expect_late, int expect_no_late, int at_once)
 {
-    unsigned char *data = t_malloc(len * (size_t)count);
-    MPI_Request *r = t_malloc(sizeof(MPI_Request) * (size_t)count);
+    unsigned char *data = t_malloc(len * (size_t) count);
+    MPI_Request *r = t_malloc(sizeof(MPI_Request) * (size_t) count);
     unsigned long long late, eager;
     int done_at_once = 0;
     t_snap a, b;
 
-    for (int i = 0; i < count; i++) t_msg_fill(data + len * (size_t)i, len, 0, TAG, (uint32_t)i);
+    for (int i = 0; i < count; i++)
+        t_msg_fill(data + len * (size_t) i, len, 0, TAG, (uint32_t) i);
     t_snap_take(&a);
     for (int i = 0; i < count; i++) {
         MPI_Status st;
         int flag = 0;
-        T_MPI(MPI_Isend(data + len * (size_t)i, (int)len, MPI_BYTE, 1, TAG, MPI_COMM_WORLD, &r[i]));
+        T_MPI(
+            MPI_Isend(data + len * (size_t) i, (int) len, MPI_BYTE, 1, TAG, MPI_COMM_WORLD, &r[i]));
         T_MPI(MPI_Request_get_status(r[i], &flag, &st));
         done_at_once += flag;
     }
@@ -90,9 +93,10 @@ static void sender(size_t len, int count, int expect_late, int expect_no_late, i
     t_log("%d sends of %zu B: eager %llu, late requests %llu, complete at once %d", count, len,
           eager, late, done_at_once);
     if (t_pvars) {
-        T_CHECK(eager == (unsigned long long)count, "eager counters moved by %llu, expected %d",
+        T_CHECK(eager == (unsigned long long) count, "eager counters moved by %llu, expected %d",
                 eager, count);
-        T_CHECK(late <= (unsigned long long)count, "late_requests moved by %llu > %d", late, count);
+        T_CHECK(late <= (unsigned long long) count, "late_requests moved by %llu > %d", late,
+                count);
         T_CHECK(!expect_late || late > 0, "no late request: the BTL never kept a descriptor");
         T_CHECK(!expect_no_late || 0 == late, "late_requests moved by %llu, expected 0", late);
         T_CHECK(done_at_once >= at_once, "%d sends complete at once, expected at least %d",
@@ -109,8 +113,8 @@ static void receiver(size_t len, int count)
     for (int i = 0; i < count; i++) {
         MPI_Status st;
         memset(buf, 0, len);
-        T_MPI(MPI_Recv(buf, (int)len, MPI_BYTE, 0, TAG, MPI_COMM_WORLD, &st));
-        T_CHECK(t_msg_check(buf, &st, (uint32_t)i, "isend_eager") == (uint32_t)i,
+        T_MPI(MPI_Recv(buf, (int) len, MPI_BYTE, 0, TAG, MPI_COMM_WORLD, &st));
+        T_CHECK(t_msg_check(buf, &st, (uint32_t) i, "isend_eager") == (uint32_t) i,
                 "message %d out of order", i);
     }
     free(buf);
@@ -118,8 +122,8 @@ static void receiver(size_t len, int count)
 
 int main(int argc, char **argv)
 {
-    size_t len = (size_t)arg_long(argc, argv, "--len", 1024);
-    int count = (int)arg_long(argc, argv, "--count", 256);
+    size_t len = (size_t) arg_long(argc, argv, "--len", 1024);
+    int count = (int) arg_long(argc, argv, "--count", 256);
     int threads = t_has_arg(argc, argv, "--threads");
     t_limits lim;
 
@@ -129,11 +133,11 @@ int main(int argc, char **argv)
     T_CHECK(len > lim.sendi_max && len + 64 <= lim.eager_min,
             "--len=%zu must be above sendi_max %llu and at most eager_limit-64 (%llu)", len,
             lim.sendi_max, lim.eager_min - 64);
-    warm_up((int)arg_long(argc, argv, "--warmup", 0));
+    warm_up((int) arg_long(argc, argv, "--warmup", 0));
     if (0 == t_rank) {
         sender(len, count, t_has_arg(argc, argv, "--expect-late"),
                t_has_arg(argc, argv, "--expect-no-late"),
-               (int)arg_long(argc, argv, "--expect-at-once", 0));
+               (int) arg_long(argc, argv, "--expect-at-once", 0));
     } else if (1 == t_rank) {
         receiver(len, count);
     }

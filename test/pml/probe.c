@@ -30,7 +30,7 @@ static void send_one(int tag, uint32_t seq, size_t len)
 {
     unsigned char *b = t_malloc(len);
     t_msg_fill(b, len, t_rank, tag, seq);
-    T_MPI(MPI_Send(b, (int)len, MPI_BYTE, 1, tag, MPI_COMM_WORLD));
+    T_MPI(MPI_Send(b, (int) len, MPI_BYTE, 1, tag, MPI_COMM_WORLD));
     free(b);
 }
 
@@ -38,7 +38,7 @@ static void isend_one(int tag, uint32_t seq, size_t len, MPI_Request *r, unsigne
 {
     *b = t_malloc(len);
     t_msg_fill(*b, len, t_rank, tag, seq);
-    T_MPI(MPI_Isend(*b, (int)len, MPI_BYTE, 1, tag, MPI_COMM_WORLD, r));
+    T_MPI(MPI_Isend(*b, (int) len, MPI_BYTE, 1, tag, MPI_COMM_WORLD, r));
 }
 
 static void expect_nothing(int src, int tag, const char *ctx)
@@ -47,8 +47,8 @@ static void expect_nothing(int src, int tag, const char *ctx)
     MPI_Status st;
     MPI_Message m = MPI_MESSAGE_NULL;
     T_MPI(MPI_Iprobe(src, tag, MPI_COMM_WORLD, &flag, &st));
-    T_CHECK(!flag, "%s: Iprobe(%d,%d) found a message from %d tag %d", ctx, src, tag,
-            st.MPI_SOURCE, st.MPI_TAG);
+    T_CHECK(!flag, "%s: Iprobe(%d,%d) found a message from %d tag %d", ctx, src, tag, st.MPI_SOURCE,
+            st.MPI_TAG);
     T_MPI(MPI_Improbe(src, tag, MPI_COMM_WORLD, &flag, &m, &st));
     T_CHECK(!flag, "%s: Improbe(%d,%d) found a message", ctx, src, tag);
 }
@@ -66,17 +66,17 @@ static void probe_does_not_remove(size_t len, int tag)
         unsigned char *b = t_malloc(maxsz);
         t_status_reset(&st);
         T_MPI(MPI_Probe(0, tag, MPI_COMM_WORLD, &st));
-        t_check_status(&st, 0, tag, (long)len, ctx);
+        t_check_status(&st, 0, tag, (long) len, ctx);
         t_status_reset(&st);
         T_MPI(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
-        t_check_status(&st, 0, tag, (long)len, ctx);
+        t_check_status(&st, 0, tag, (long) len, ctx);
         t_status_reset(&st);
         T_MPI(MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st));
         T_CHECK(flag, "%s: Iprobe after Probe found nothing", ctx);
-        t_check_status(&st, 0, tag, (long)len, ctx);
+        t_check_status(&st, 0, tag, (long) len, ctx);
         t_status_reset(&st);
-        T_MPI(MPI_Recv(b, (int)maxsz, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &st));
-        t_check_status(&st, 0, tag, (long)len, ctx);
+        T_MPI(MPI_Recv(b, (int) maxsz, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &st));
+        t_check_status(&st, 0, tag, (long) len, ctx);
         t_msg_check(b, &st, 1, ctx);
         expect_nothing(MPI_ANY_SOURCE, MPI_ANY_TAG, ctx);
         free(b);
@@ -109,41 +109,41 @@ static void mprobe_removes(size_t la, size_t lb, int tag, int use_improbe)
         unsigned char *ba = t_malloc(maxsz), *bb = t_malloc(maxsz), *bc = t_malloc(maxsz);
         t_status_reset(&st);
         if (use_improbe) {
-            while (!flag) T_MPI(MPI_Improbe(0, tag, MPI_COMM_WORLD, &flag, &ma, &st));
+            while (!flag)
+                T_MPI(MPI_Improbe(0, tag, MPI_COMM_WORLD, &flag, &ma, &st));
         } else {
             T_MPI(MPI_Mprobe(0, tag, MPI_COMM_WORLD, &ma, &st));
         }
-        T_CHECK(MPI_MESSAGE_NULL != ma && MPI_MESSAGE_NO_PROC != ma, "%s: no message handle",
-                ctx);
-        t_check_status(&st, 0, tag, (long)la, ctx);
+        T_CHECK(MPI_MESSAGE_NULL != ma && MPI_MESSAGE_NO_PROC != ma, "%s: no message handle", ctx);
+        t_check_status(&st, 0, tag, (long) la, ctx);
         /* B is now the first matching message for any probe or receive */
         t_status_reset(&st);
         T_MPI(MPI_Probe(0, tag, MPI_COMM_WORLD, &st));
-        t_check_status(&st, 0, tag, (long)lb, ctx);
+        t_check_status(&st, 0, tag, (long) lb, ctx);
         t_status_reset(&st);
-        T_MPI(MPI_Recv(bb, (int)maxsz, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
-                       &st));
-        t_check_status(&st, 0, tag, (long)lb, ctx);
+        T_MPI(
+            MPI_Recv(bb, (int) maxsz, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+        t_check_status(&st, 0, tag, (long) lb, ctx);
         T_CHECK(1 == t_msg_check(bb, &st, 1, ctx), "%s: recv after mprobe got A", ctx);
         /* a wildcard receive posted now must not match A either */
-        T_MPI(MPI_Irecv(bc, (int)maxsz, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
-                        &r));
+        T_MPI(
+            MPI_Irecv(bc, (int) maxsz, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &r));
         T_MPI(MPI_Send(NULL, 0, MPI_BYTE, 0, 999, MPI_COMM_WORLD));
         t_status_reset(&st);
         T_MPI(MPI_Wait(&r, &st));
-        t_check_status(&st, 0, tag + 1, (long)la, ctx);
+        t_check_status(&st, 0, tag + 1, (long) la, ctx);
         T_CHECK(2 == t_msg_check(bc, &st, 2, ctx), "%s: wildcard receive matched A", ctx);
         /* finally receive A through its handle */
         t_status_reset(&st);
         if (use_improbe) {
-            T_MPI(MPI_Imrecv(ba, (int)maxsz, MPI_BYTE, &ma, &r));
+            T_MPI(MPI_Imrecv(ba, (int) maxsz, MPI_BYTE, &ma, &r));
             T_CHECK(MPI_MESSAGE_NULL == ma, "%s: Imrecv did not reset the handle", ctx);
             T_MPI(MPI_Wait(&r, &st));
         } else {
-            T_MPI(MPI_Mrecv(ba, (int)maxsz, MPI_BYTE, &ma, &st));
+            T_MPI(MPI_Mrecv(ba, (int) maxsz, MPI_BYTE, &ma, &st));
             T_CHECK(MPI_MESSAGE_NULL == ma, "%s: Mrecv did not reset the handle", ctx);
         }
-        t_check_status(&st, 0, tag, (long)la, ctx);
+        t_check_status(&st, 0, tag, (long) la, ctx);
         T_CHECK(0 == t_msg_check(ba, &st, 0, ctx), "%s: Mrecv got the wrong message", ctx);
         expect_nothing(MPI_ANY_SOURCE, MPI_ANY_TAG, ctx);
         free(ba);
@@ -165,11 +165,12 @@ static void mrecv_reverse(int tag)
         /* nonblocking: rendezvous sends complete only at the Mrecv */
         for (int i = 0; i < N; i++)
             if (i % 2 == (0 == t_rank ? 0 : 1) || t_size < 3) {
-                isend_one(tag, (uint32_t)i, sizes[i % 3] + T_MSG_HDR, &r[n], &b[n]);
+                isend_one(tag, (uint32_t) i, sizes[i % 3] + T_MSG_HDR, &r[n], &b[n]);
                 n++;
             }
         T_MPI(MPI_Waitall(n, r, MPI_STATUSES_IGNORE));
-        for (int i = 0; i < n; i++) free(b[i]);
+        for (int i = 0; i < n; i++)
+            free(b[i]);
     } else if (1 == t_rank) {
         MPI_Message m[N];
         MPI_Status st[N];
@@ -187,25 +188,25 @@ static void mrecv_reverse(int tag)
             if (i == 1) {
                 t_typed t;
                 uint32_t seq;
-                t_typed_create(&t, T_DT_VECTOR, (size_t)count);
+                t_typed_create(&t, T_DT_VECTOR, (size_t) count);
                 t_typed_guard(&t, 0x5a);
                 t_status_reset(&s2);
                 T_MPI(MPI_Mrecv(t.buf, t.count, t.type, &m[i], &s2));
                 t_check_status(&s2, st[i].MPI_SOURCE, tag, count, ctx);
                 /* data bytes in type-map order: pack back and check */
                 {
-                    unsigned char *p = t_malloc((size_t)count);
+                    unsigned char *p = t_malloc((size_t) count);
                     int pos = 0;
                     T_MPI(MPI_Pack(t.buf, t.count, t.type, p, count, &pos, MPI_COMM_SELF));
                     seq = t_msg_check(p, &s2, 0, ctx);
                     free(p);
                 }
-                (void)seq;
+                (void) seq;
                 t_typed_free(&t);
             } else {
                 unsigned char *b = t_malloc(maxsz);
                 t_status_reset(&s2);
-                T_MPI(MPI_Mrecv(b, (int)maxsz, MPI_BYTE, &m[i], &s2));
+                T_MPI(MPI_Mrecv(b, (int) maxsz, MPI_BYTE, &m[i], &s2));
                 t_check_status(&s2, st[i].MPI_SOURCE, tag, count, ctx);
                 t_msg_check(b, &s2, 0, ctx);
                 free(b);
@@ -251,13 +252,15 @@ int main(int argc, char **argv)
     sizes[1] = lim.eager_min - 64;
     sizes[2] = lim.first_frag_min + 2 * lim.max_send_max + 5;
     maxsz = sizes[2] + T_MSG_HDR + 64;
-    if (0 == t_rank) t_limits_print(&lim);
+    if (0 == t_rank)
+        t_limits_print(&lim);
 
     proc_null();
     expect_nothing(MPI_ANY_SOURCE, MPI_ANY_TAG, "start");
     T_MPI(MPI_Barrier(MPI_COMM_WORLD));
     for (int rep = 0; rep < 3; rep++) {
-        for (int i = 0; i < 3; i++) probe_does_not_remove(sizes[i], tag++);
+        for (int i = 0; i < 3; i++)
+            probe_does_not_remove(sizes[i], tag++);
         probe_does_not_remove(100, tag++);
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 3; j++) {

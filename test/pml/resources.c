@@ -34,23 +34,23 @@ static void exchange(int round)
     for (size_t i = 0; i < NMSG; i++) {
         len[i] = sizes[i % NSIZES];
         rbuf[i] = t_malloc(len[i] + 1);
-        T_MPI(MPI_Irecv(rbuf[i], (int)len[i], MPI_BYTE, peer, (int)i, MPI_COMM_WORLD,
-                        &reqs[n++]));
+        T_MPI(
+            MPI_Irecv(rbuf[i], (int) len[i], MPI_BYTE, peer, (int) i, MPI_COMM_WORLD, &reqs[n++]));
     }
     T_MPI(MPI_Barrier(MPI_COMM_WORLD));
     for (size_t i = 0; i < NMSG; i++) {
-        t_mode mode = (t_mode)(i / NSIZES);
+        t_mode mode = (t_mode) (i / NSIZES);
         sbuf[i] = t_malloc(len[i] + 1);
-        t_fill(sbuf[i], len[i], t_seed((uint32_t)t_rank, (uint32_t)i, (uint32_t)round));
-        T_MPI(t_isend_mode(mode, sbuf[i], (int)len[i], MPI_BYTE, peer, (int)i, MPI_COMM_WORLD,
+        t_fill(sbuf[i], len[i], t_seed((uint32_t) t_rank, (uint32_t) i, (uint32_t) round));
+        T_MPI(t_isend_mode(mode, sbuf[i], (int) len[i], MPI_BYTE, peer, (int) i, MPI_COMM_WORLD,
                            &reqs[n++]));
     }
     T_MPI(MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE));
     for (size_t i = 0; i < NMSG; i++) {
         char ctx[96];
         snprintf(ctx, sizeof(ctx), "round %d message %zu (%zu B, %s)", round, i, len[i],
-                 t_mode_name((t_mode)(i / NSIZES)));
-        t_check_data(rbuf[i], len[i], t_seed((uint32_t)peer, (uint32_t)i, (uint32_t)round), ctx);
+                 t_mode_name((t_mode) (i / NSIZES)));
+        t_check_data(rbuf[i], len[i], t_seed((uint32_t) peer, (uint32_t) i, (uint32_t) round), ctx);
         free(sbuf[i]);
         free(rbuf[i]);
     }
@@ -61,19 +61,19 @@ static void blocking(int round)
 {
     size_t n = 1u << 20;
     unsigned char *b = t_malloc(n);
-    uint32_t seed = t_seed(7, (uint32_t)round, 0);
+    uint32_t seed = t_seed(7, (uint32_t) round, 0);
     MPI_Status st;
 
     if (0 == t_rank) {
         t_fill(b, n, seed);
-        T_MPI(MPI_Ssend(b, (int)n, MPI_BYTE, 1, 1000, MPI_COMM_WORLD));
-        T_MPI(MPI_Recv(b, (int)n, MPI_BYTE, 1, 1001, MPI_COMM_WORLD, &st));
+        T_MPI(MPI_Ssend(b, (int) n, MPI_BYTE, 1, 1000, MPI_COMM_WORLD));
+        T_MPI(MPI_Recv(b, (int) n, MPI_BYTE, 1, 1001, MPI_COMM_WORLD, &st));
         t_check_data(b, n, seed + 1, "blocking reply");
     } else {
-        T_MPI(MPI_Recv(b, (int)n, MPI_BYTE, 0, 1000, MPI_COMM_WORLD, &st));
+        T_MPI(MPI_Recv(b, (int) n, MPI_BYTE, 0, 1000, MPI_COMM_WORLD, &st));
         t_check_data(b, n, seed, "blocking send");
         t_fill(b, n, seed + 1);
-        T_MPI(MPI_Send(b, (int)n, MPI_BYTE, 0, 1001, MPI_COMM_WORLD));
+        T_MPI(MPI_Send(b, (int) n, MPI_BYTE, 0, 1001, MPI_COMM_WORLD));
     }
     free(b);
 }
@@ -112,8 +112,9 @@ int main(int argc, char **argv)
     {
         /* room for one round of buffered sends */
         int bsize = 0;
-        for (size_t i = 0; i < NSIZES; i++) bsize += (int)sizes[i] + MPI_BSEND_OVERHEAD;
-        T_MPI(MPI_Buffer_attach(t_malloc((size_t)bsize), bsize));
+        for (size_t i = 0; i < NSIZES; i++)
+            bsize += (int) sizes[i] + MPI_BSEND_OVERHEAD;
+        T_MPI(MPI_Buffer_attach(t_malloc((size_t) bsize), bsize));
     }
     t_snap_take(&before);
     for (int round = 0; round < ROUNDS; round++) {
@@ -132,7 +133,7 @@ int main(int argc, char **argv)
     t_log("resource retries on rank %d: %llu", t_rank, retries);
     if (expect) {
         T_CHECK(retries > 0, "no send or control message was retried: the fault injection "
-                                "did not reach the pending queues");
+                             "did not reach the pending queues");
     }
     return t_finalize();
 }

@@ -54,23 +54,27 @@ static int expected_protocols(const xfer *x, int *nsync)
         return T_P_SRPIPE;
     }
     if (x->bytes <= lim.sendi_max) {
-        if (contig && lim.sendi_capable) return T_P_IMM;
+        if (contig && lim.sendi_capable)
+            return T_P_IMM;
         return T_P_EAGER;
     }
     if (x->bytes + 64 <= lim.eager_min) {
-        if (T_MODE_BUF == x->mode || !contig) return T_P_EAGER;
-        if (lim.sendi_copies) return T_P_IMM;
+        if (T_MODE_BUF == x->mode || !contig)
+            return T_P_EAGER;
+        if (lim.sendi_copies)
+            return T_P_IMM;
         return T_P_PREP | T_P_ALLOC;
     }
-    if (x->bytes > lim.eager_max) return T_MODE_BUF == x->mode ? T_P_BUFPIPE : T_P_SRPIPE;
+    if (x->bytes > lim.eager_max)
+        return T_MODE_BUF == x->mode ? T_P_BUFPIPE : T_P_SRPIPE;
     return T_P_EAGER | (T_MODE_BUF == x->mode ? T_P_BUFPIPE : T_P_SRPIPE);
 }
 
 static void describe(const xfer *x, char *buf, size_t len)
 {
-    snprintf(buf, len, "size %zu mode %s send %s recv %s %s tag %d", x->bytes,
-             t_mode_name(x->mode), t_dt_name(x->skind), t_dt_name(x->rkind),
-             x->preposted ? "preposted" : "unexpected", x->tag);
+    snprintf(buf, len, "size %zu mode %s send %s recv %s %s tag %d", x->bytes, t_mode_name(x->mode),
+             t_dt_name(x->skind), t_dt_name(x->rkind), x->preposted ? "preposted" : "unexpected",
+             x->tag);
 }
 
 static void run_xfer(const xfer *x)
@@ -79,7 +83,7 @@ static void run_xfer(const xfer *x)
     t_snap a, b;
     MPI_Status st;
     MPI_Request req;
-    uint32_t seed = t_seed((uint32_t)x->bytes, (uint32_t)x->tag, x->mode);
+    uint32_t seed = t_seed((uint32_t) x->bytes, (uint32_t) x->tag, x->mode);
     describe(x, ctx, sizeof(ctx));
 
     if (0 == t_rank) {
@@ -87,12 +91,13 @@ static void run_xfer(const xfer *x)
         int allowed, nsync;
         t_typed_create(&s, x->skind, x->bytes);
         t_typed_fill(&s, seed, GAPFILL);
-        if (x->preposted) T_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 1, TAG_TOKEN, MPI_COMM_WORLD, &st));
+        if (x->preposted)
+            T_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 1, TAG_TOKEN, MPI_COMM_WORLD, &st));
         t_snap_take(&a);
         T_MPI(t_send_mode(x->mode, s.buf, s.count, s.type, 1, x->tag, MPI_COMM_WORLD));
         t_snap_take(&b);
         allowed = expected_protocols(x, &nsync);
-        t_expect_proto(&a, &b, allowed, 1, (long long)x->bytes, nsync, ctx);
+        t_expect_proto(&a, &b, allowed, 1, (long long) x->bytes, nsync, ctx);
         /* the send buffer must not have been modified */
         {
             t_typed chk;
@@ -116,7 +121,7 @@ static void run_xfer(const xfer *x)
             /* make sure the message is unexpected before posting the receive */
             t_status_reset(&st);
             T_MPI(MPI_Probe(0, x->tag, MPI_COMM_WORLD, &st));
-            t_check_status(&st, 0, x->tag, (long)x->bytes, ctx);
+            t_check_status(&st, 0, x->tag, (long) x->bytes, ctx);
             t_snap_take(&a);
             t_status_reset(&st);
             T_MPI(MPI_Recv(r.buf, r.count, r.type, 0, x->tag, MPI_COMM_WORLD, &st));
@@ -124,7 +129,7 @@ static void run_xfer(const xfer *x)
         t_snap_take(&b);
         /* receiving must not count as sending anything */
         t_expect_proto(&a, &b, 0, 0, 0, 0, ctx);
-        t_check_status(&st, 0, x->tag, (long)x->bytes, ctx);
+        t_check_status(&st, 0, x->tag, (long) x->bytes, ctx);
         t_typed_check(&r, x->bytes, seed, GUARD, ctx);
         t_typed_free(&r);
     }
@@ -135,9 +140,8 @@ static void ibsend_completes_locally(size_t bytes, t_dt_kind skind, int tag)
 {
     char ctx[128];
     MPI_Status st;
-    uint32_t seed = t_seed((uint32_t)bytes, (uint32_t)tag, 77);
-    snprintf(ctx, sizeof(ctx), "Ibsend local completion size %zu send %s", bytes,
-             t_dt_name(skind));
+    uint32_t seed = t_seed((uint32_t) bytes, (uint32_t) tag, 77);
+    snprintf(ctx, sizeof(ctx), "Ibsend local completion size %zu send %s", bytes, t_dt_name(skind));
     if (0 == t_rank) {
         t_typed s;
         MPI_Request req;
@@ -151,7 +155,7 @@ static void ibsend_completes_locally(size_t bytes, t_dt_kind skind, int tag)
         T_MPI(MPI_Ibsend(s.buf, s.count, s.type, 1, tag, MPI_COMM_WORLD, &req));
         T_MPI(MPI_Wait(&req, &st)); /* hangs here if completion waits for the receiver */
         t_snap_take(&b);
-        t_expect_proto(&a, &b, allowed, 1, (long long)bytes, 0, ctx);
+        t_expect_proto(&a, &b, allowed, 1, (long long) bytes, 0, ctx);
         /* the user buffer may be reused at once */
         memset(s.buf, 0, s.span);
         T_MPI(MPI_Send(NULL, 0, MPI_BYTE, 1, TAG_TOKEN, MPI_COMM_WORLD));
@@ -163,7 +167,7 @@ static void ibsend_completes_locally(size_t bytes, t_dt_kind skind, int tag)
         T_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_TOKEN, MPI_COMM_WORLD, &st));
         t_status_reset(&st);
         T_MPI(MPI_Recv(r.buf, r.count, r.type, 0, tag, MPI_COMM_WORLD, &st));
-        t_check_status(&st, 0, tag, (long)bytes, ctx);
+        t_check_status(&st, 0, tag, (long) bytes, ctx);
         t_typed_check(&r, bytes, seed, GUARD, ctx);
         t_typed_free(&r);
     }
@@ -174,7 +178,7 @@ static void ibsend_completes_locally(size_t bytes, t_dt_kind skind, int tag)
 static void ssend_waits_for_match(size_t bytes, int tag)
 {
     char ctx[96];
-    uint32_t seed = t_seed((uint32_t)bytes, (uint32_t)tag, 55);
+    uint32_t seed = t_seed((uint32_t) bytes, (uint32_t) tag, 55);
     snprintf(ctx, sizeof(ctx), "Issend of %zu bytes completed before the receive was posted",
              bytes);
     if (0 == t_rank) {
@@ -183,7 +187,7 @@ static void ssend_waits_for_match(size_t bytes, int tag)
         int done = 0;
         double t0;
         t_fill(b, bytes, seed);
-        T_MPI(MPI_Issend(b, (int)bytes, MPI_BYTE, 1, tag, MPI_COMM_WORLD, &r));
+        T_MPI(MPI_Issend(b, (int) bytes, MPI_BYTE, 1, tag, MPI_COMM_WORLD, &r));
         t0 = t_now();
         while (t_now() - t0 < 0.05) {
             T_MPI(MPI_Test(&r, &done, MPI_STATUS_IGNORE));
@@ -200,8 +204,8 @@ static void ssend_waits_for_match(size_t bytes, int tag)
         T_MPI(MPI_Probe(0, tag, MPI_COMM_WORLD, &st)); /* the envelope is here */
         T_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_TOKEN, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         t_status_reset(&st);
-        T_MPI(MPI_Recv(b, (int)bytes, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &st));
-        t_check_status(&st, 0, tag, (long)bytes, "Issend wait for match");
+        T_MPI(MPI_Recv(b, (int) bytes, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &st));
+        t_check_status(&st, 0, tag, (long) bytes, "Issend wait for match");
         t_check_data(b, bytes, seed, "Issend wait for match");
         free(b);
     }
@@ -224,12 +228,12 @@ int main(int argc, char **argv)
         int off = 0;
         t_limits_print(&lim);
         for (int i = 0; i < nsizes; i++)
-            off += snprintf(line + off, sizeof(line) - (size_t)off, " %zu", sizes[i]);
+            off += snprintf(line + off, sizeof(line) - (size_t) off, " %zu", sizes[i]);
         t_log("sizes:%s", line);
     }
     bsize = 2 * ((32u << 20) + MPI_BSEND_OVERHEAD);
     bbuf = t_malloc(bsize);
-    T_MPI(MPI_Buffer_attach(bbuf, (int)bsize));
+    T_MPI(MPI_Buffer_attach(bbuf, (int) bsize));
     t0 = t_now();
 
     /* contiguous on both sides: every mode x every size, pre-posted and
@@ -237,8 +241,9 @@ int main(int argc, char **argv)
     for (int m = 0; m < T_MODE_COUNT; m++)
         for (int i = 0; i < nsizes; i++)
             for (int pp = 1; pp >= 0; pp--) {
-                xfer x = {(t_mode)m, sizes[i], T_DT_CONTIG, T_DT_CONTIG, pp, tag++};
-                if (!pp && T_MODE_READY == m) continue;
+                xfer x = {(t_mode) m, sizes[i], T_DT_CONTIG, T_DT_CONTIG, pp, tag++};
+                if (!pp && T_MODE_READY == m)
+                    continue;
                 run_xfer(&x);
                 ncases++;
             }
@@ -248,20 +253,29 @@ int main(int argc, char **argv)
      * a few combinations */
     for (int sk = 0; sk < T_DT_COUNT; sk++)
         for (int rk = 0; rk < T_DT_COUNT; rk++) {
-            if (T_DT_CONTIG == sk && T_DT_CONTIG == rk) continue;
+            if (T_DT_CONTIG == sk && T_DT_CONTIG == rk)
+                continue;
             /* stock ob1 over two BTLs with different max_send_size loses the
              * tail of a nested struct receive type (size 36863 over
              * vader+tcp); skip that case only when running without the
              * ob1x counters, i.e. under the stock PML */
             if (!t_pvars && lim.nbtl > 1 && T_DT_STRUCT == rk && !stock_warned++)
-                if (0 == t_rank) t_log("stock PML over %d BTLs: struct receive type skipped", lim.nbtl);
-            if (!t_pvars && lim.nbtl > 1 && T_DT_STRUCT == rk) continue;
+                if (0 == t_rank)
+                    t_log("stock PML over %d BTLs: struct receive type skipped", lim.nbtl);
+            if (!t_pvars && lim.nbtl > 1 && T_DT_STRUCT == rk)
+                continue;
             for (int i = 0; i < nsizes; i++) {
                 int big = sizes[i] > (1u << 20);
-                if (big && (quick || (sk + rk) % 3 != 0)) continue;
-                if (quick && i % 3) continue;
-                xfer x = {(t_mode)((sk * 7 + rk * 3 + i) % T_MODE_COUNT), sizes[i],
-                          (t_dt_kind)sk, (t_dt_kind)rk, 1, tag++};
+                if (big && (quick || (sk + rk) % 3 != 0))
+                    continue;
+                if (quick && i % 3)
+                    continue;
+                xfer x = {(t_mode) ((sk * 7 + rk * 3 + i) % T_MODE_COUNT),
+                          sizes[i],
+                          (t_dt_kind) sk,
+                          (t_dt_kind) rk,
+                          1,
+                          tag++};
                 x.preposted = (T_MODE_READY == x.mode) || (i % 2);
                 run_xfer(&x);
                 ncases++;
@@ -279,8 +293,9 @@ int main(int argc, char **argv)
     ibsend_completes_locally(lim.first_frag_min + 2 * lim.max_send_max + 7, T_DT_VECTOR, tag++);
     ibsend_completes_locally(4u << 20, T_DT_STRUCT, tag++);
 
-    T_MPI(MPI_Buffer_detach(&bbuf, (int *)&bsize));
+    T_MPI(MPI_Buffer_detach(&bbuf, (int *) &bsize));
     free(bbuf);
-    if (0 == t_rank) t_log("%d transfers in %.1f s", ncases, t_now() - t0);
+    if (0 == t_rank)
+        t_log("%d transfers in %.1f s", ncases, t_now() - t0);
     return t_finalize();
 }

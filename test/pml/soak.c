@@ -41,34 +41,41 @@ static MPI_Comm rcomm; /* ready-mode messages */
 static size_t pick_size(t_rng *r)
 {
     uint64_t h = t_rng_below(r, 1000);
-    if (h < 5) return 0;
-    if (h < 500) return T_MSG_HDR + t_rng_below(r, 241);
-    if (h < 750) return T_MSG_HDR + t_rng_below(r, 2 * lim.eager_max);
-    if (h < 900) return T_MSG_HDR + t_rng_below(r, 256u << 10);
-    if (h < 975) return T_MSG_HDR + t_rng_below(r, 1u << 20);
+    if (h < 5)
+        return 0;
+    if (h < 500)
+        return T_MSG_HDR + t_rng_below(r, 241);
+    if (h < 750)
+        return T_MSG_HDR + t_rng_below(r, 2 * lim.eager_max);
+    if (h < 900)
+        return T_MSG_HDR + t_rng_below(r, 256u << 10);
+    if (h < 975)
+        return T_MSG_HDR + t_rng_below(r, 1u << 20);
     return T_MSG_HDR + t_rng_below(r, maxlen - T_MSG_HDR + 1);
 }
 
 /* The plan of one epoch: per_epoch messages from every rank. */
 static smsg *make_plan(t_rng *r, uint32_t *seqs, int n)
 {
-    smsg *p = t_malloc(sizeof(smsg) * (size_t)n);
-    size_t *bsum = calloc((size_t)t_size, sizeof(size_t));
+    smsg *p = t_malloc(sizeof(smsg) * (size_t) n);
+    size_t *bsum = calloc((size_t) t_size, sizeof(size_t));
     int k = 0;
     for (int s = 0; s < t_size; s++)
         for (int i = 0; i < per_epoch; i++, k++) {
             smsg *m = &p[k];
             m->src = s;
-            m->dst = (int)t_rng_below(r, (uint64_t)t_size);
-            m->tag = (int)t_rng_below(r, NTAGS);
+            m->dst = (int) t_rng_below(r, (uint64_t) t_size);
+            m->tag = (int) t_rng_below(r, NTAGS);
             m->len = pick_size(r);
-            m->mode = (t_mode)t_rng_below(r, T_MODE_COUNT);
+            m->mode = (t_mode) t_rng_below(r, T_MODE_COUNT);
             m->seq = seqs[s]++;
             m->done = 0;
             if (T_MODE_BUF == m->mode) {
                 size_t need = m->len + MPI_BSEND_OVERHEAD + 64;
-                if (bsum[s] + need > BSEND_CAP) m->mode = T_MODE_STD;
-                else bsum[s] += need;
+                if (bsum[s] + need > BSEND_CAP)
+                    m->mode = T_MODE_STD;
+                else
+                    bsum[s] += need;
             }
         }
     free(bsum);
@@ -102,34 +109,39 @@ static void account(smsg *p, int n, const unsigned char *buf, MPI_Status *st, in
     T_CHECK(st->MPI_SOURCE >= 0 && st->MPI_SOURCE < t_size && NULL != m,
             "%s: no such message outstanding", ctx);
     T_MPI(MPI_Get_count(st, MPI_BYTE, &count));
-    T_CHECK((size_t)count == m->len, "%s: length %d, expected the oldest outstanding "
-            "(seq %u, %zu bytes, mode %s)", ctx, count, m->seq, m->len, t_mode_name(m->mode));
-    T_CHECK(t_msg_check(buf, st, m->seq, ctx) == m->seq, "%s: got another message than "
-            "seq %u (overtaking?)", ctx, m->seq);
+    T_CHECK((size_t) count == m->len,
+            "%s: length %d, expected the oldest outstanding "
+            "(seq %u, %zu bytes, mode %s)",
+            ctx, count, m->seq, m->len, t_mode_name(m->mode));
+    T_CHECK(t_msg_check(buf, st, m->seq, ctx) == m->seq,
+            "%s: got another message than "
+            "seq %u (overtaking?)",
+            ctx, m->seq);
     m->done = 1;
 }
 
 static void run_epoch(int e, smsg *p, int n, unsigned char *rbuf)
 {
-    MPI_Request *sreq = t_malloc(sizeof(MPI_Request) * (size_t)per_epoch);
-    unsigned char **sbuf = t_malloc(sizeof(*sbuf) * (size_t)per_epoch);
-    MPI_Request *rreq = t_malloc(sizeof(MPI_Request) * (size_t)n);
-    unsigned char **rrb = t_malloc(sizeof(*rrb) * (size_t)n);
-    smsg **rrm = t_malloc(sizeof(*rrm) * (size_t)n);
+    MPI_Request *sreq = t_malloc(sizeof(MPI_Request) * (size_t) per_epoch);
+    unsigned char **sbuf = t_malloc(sizeof(*sbuf) * (size_t) per_epoch);
+    MPI_Request *rreq = t_malloc(sizeof(MPI_Request) * (size_t) n);
+    unsigned char **rrb = t_malloc(sizeof(*rrb) * (size_t) n);
+    smsg **rrm = t_malloc(sizeof(*rrm) * (size_t) n);
     int nsend = 0, nready = 0, nsync = 0, left = 0;
     long long bytes = 0;
     t_snap a, b;
     t_rng rr;
     char ctx[96];
-    t_rng_init(&rr, (uint64_t)e * 1000003u + (uint64_t)t_rank);
+    t_rng_init(&rr, (uint64_t) e * 1000003u + (uint64_t) t_rank);
 
     /* pre-post the ready-mode receives, in per-(source,tag) order */
     for (int i = 0; i < n; i++) {
-        if (p[i].dst != t_rank) continue;
+        if (p[i].dst != t_rank)
+            continue;
         if (T_MODE_READY == p[i].mode) {
             rrb[nready] = t_malloc(p[i].len + 1);
             rrm[nready] = &p[i];
-            T_MPI(MPI_Irecv(rrb[nready], (int)p[i].len, MPI_BYTE, p[i].src, p[i].tag, rcomm,
+            T_MPI(MPI_Irecv(rrb[nready], (int) p[i].len, MPI_BYTE, p[i].src, p[i].tag, rcomm,
                             &rreq[nready]));
             nready++;
         } else {
@@ -140,13 +152,14 @@ static void run_epoch(int e, smsg *p, int n, unsigned char *rbuf)
     t_snap_take(&a);
     for (int i = 0; i < n; i++) {
         smsg *m = &p[i];
-        if (m->src != t_rank) continue;
+        if (m->src != t_rank)
+            continue;
         sbuf[nsend] = t_malloc(m->len + 1);
         t_msg_fill(sbuf[nsend], m->len, m->src, m->tag, m->seq);
-        T_MPI(t_isend_mode(m->mode, sbuf[nsend], (int)m->len, MPI_BYTE, m->dst, m->tag,
-                           comm_of(m), &sreq[nsend]));
+        T_MPI(t_isend_mode(m->mode, sbuf[nsend], (int) m->len, MPI_BYTE, m->dst, m->tag, comm_of(m),
+                           &sreq[nsend]));
         nsend++;
-        bytes += (long long)m->len;
+        bytes += (long long) m->len;
         nsync += T_MODE_SYNC == m->mode;
     }
 
@@ -158,10 +171,10 @@ static void run_epoch(int e, smsg *p, int n, unsigned char *rbuf)
             MPI_Request q[8];
             MPI_Status st[8];
             unsigned char *qb[8];
-            int k = 0, want = 1 + (int)t_rng_below(&rr, 8);
-            int *taken = calloc((size_t)n, sizeof(int));
+            int k = 0, want = 1 + (int) t_rng_below(&rr, 8);
+            int *taken = calloc((size_t) n, sizeof(int));
             for (int tries = 0; tries < 4 * want && k < want && k < left; tries++) {
-                int i = (int)t_rng_below(&rr, (uint64_t)n);
+                int i = (int) t_rng_below(&rr, (uint64_t) n);
                 smsg *m = NULL;
                 if (p[i].dst != t_rank || p[i].done || taken[i] || T_MODE_READY == p[i].mode)
                     continue;
@@ -173,7 +186,7 @@ static void run_epoch(int e, smsg *p, int n, unsigned char *rbuf)
                 taken[m - p] = 1;
                 qb[k] = t_malloc(m->len + 1);
                 t_status_reset(&st[k]);
-                T_MPI(MPI_Irecv(qb[k], (int)m->len, MPI_BYTE, m->src, m->tag, MPI_COMM_WORLD,
+                T_MPI(MPI_Irecv(qb[k], (int) m->len, MPI_BYTE, m->src, m->tag, MPI_COMM_WORLD,
                                 &q[k]));
                 k++;
             }
@@ -186,18 +199,20 @@ static void run_epoch(int e, smsg *p, int n, unsigned char *rbuf)
             }
         } else {
             /* one wildcard receive shaped after a random outstanding message */
-            int i, src, tag, cap = 0, shape = (int)t_rng_below(&rr, 3);
+            int i, src, tag, cap = 0, shape = (int) t_rng_below(&rr, 3);
             MPI_Status st;
-            do i = (int)t_rng_below(&rr, (uint64_t)n);
+            do
+                i = (int) t_rng_below(&rr, (uint64_t) n);
             while (p[i].dst != t_rank || p[i].done || T_MODE_READY == p[i].mode);
             src = 1 == shape ? p[i].src : MPI_ANY_SOURCE;
             tag = 2 == shape ? MPI_ANY_TAG : p[i].tag;
-            if (0 == shape && t_rng_below(&rr, 2)) tag = MPI_ANY_TAG;
+            if (0 == shape && t_rng_below(&rr, 2))
+                tag = MPI_ANY_TAG;
             for (int j = 0; j < n; j++)
                 if (!p[j].done && p[j].dst == t_rank && T_MODE_READY != p[j].mode &&
                     (MPI_ANY_SOURCE == src || p[j].src == src) &&
-                    (MPI_ANY_TAG == tag || p[j].tag == tag) && (int)p[j].len > cap)
-                    cap = (int)p[j].len;
+                    (MPI_ANY_TAG == tag || p[j].tag == tag) && (int) p[j].len > cap)
+                    cap = (int) p[j].len;
             t_status_reset(&st);
             T_MPI(MPI_Recv(rbuf, cap, MPI_BYTE, src, tag, MPI_COMM_WORLD, &st));
             account(p, n, rbuf, &st, 0, "wildcard");
@@ -219,10 +234,11 @@ static void run_epoch(int e, smsg *p, int n, unsigned char *rbuf)
     t_snap_take(&b);
     snprintf(ctx, sizeof(ctx), "epoch %d sends (%d messages, %d synchronous)", e, nsend, nsync);
     t_expect_proto(&a, &b, T_P_ANY, nsend, bytes, nsync, ctx);
-    for (int j = 0; j < nsend; j++) free(sbuf[j]);
+    for (int j = 0; j < nsend; j++)
+        free(sbuf[j]);
     for (int i = 0; i < n; i++)
-        T_CHECK(p[i].dst != t_rank || p[i].done, "epoch %d: message seq %u from %d never came",
-                e, p[i].seq, p[i].src);
+        T_CHECK(p[i].dst != t_rank || p[i].done, "epoch %d: message seq %u from %d never came", e,
+                p[i].seq, p[i].src);
     free(sreq);
     free(sbuf);
     free(rreq);
@@ -251,7 +267,7 @@ int main(int argc, char **argv)
         per_epoch = 60;
     }
     sv = t_arg_value(argc, argv, "--seed");
-    seed = sv ? strtoull(sv, NULL, 0) : (unsigned long long)time(NULL);
+    seed = sv ? strtoull(sv, NULL, 0) : (unsigned long long) time(NULL);
     T_MPI(MPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD));
     if (0 == t_rank) {
         t_limits_print(&lim);
@@ -259,18 +275,19 @@ int main(int argc, char **argv)
               epochs, per_epoch);
     }
     T_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &rcomm));
-    bsize = (int)(2 * BSEND_CAP);
-    bbuf = t_malloc((size_t)bsize);
+    bsize = (int) (2 * BSEND_CAP);
+    bbuf = t_malloc((size_t) bsize);
     T_MPI(MPI_Buffer_attach(bbuf, bsize));
     rbuf = t_malloc(maxlen + 1);
-    seqs = calloc((size_t)t_size, sizeof(uint32_t));
+    seqs = calloc((size_t) t_size, sizeof(uint32_t));
     t_rng_init(&plan, seed);
     n = per_epoch * t_size;
     t0 = t_now();
     for (int e = 0; e < epochs; e++) {
         smsg *p = make_plan(&plan, seqs, n);
         for (int i = 0; i < n; i++)
-            if (p[i].src == t_rank) total += (long long)p[i].len;
+            if (p[i].src == t_rank)
+                total += (long long) p[i].len;
         run_epoch(e, p, n, rbuf);
         free(p);
     }
@@ -279,7 +296,7 @@ int main(int argc, char **argv)
         T_MPI(MPI_Reduce(&total, &all, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
         if (0 == t_rank)
             t_log("%d messages, %.1f MiB in %.1f s (seed %llu)", epochs * n,
-                  (double)all / (1 << 20), t_now() - t0, seed);
+                  (double) all / (1 << 20), t_now() - t0, seed);
     }
     T_MPI(MPI_Buffer_detach(&bbuf, &bsize));
     free(bbuf);

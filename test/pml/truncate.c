@@ -55,7 +55,7 @@ static void follow_up(int tag)
 static void truncate_case(size_t msg, size_t cap, t_dt_kind rkind, int how, int sync, int tag)
 {
     char ctx[160];
-    uint32_t seed = t_seed((uint32_t)msg, (uint32_t)cap, (uint32_t)tag);
+    uint32_t seed = t_seed((uint32_t) msg, (uint32_t) cap, (uint32_t) tag);
     snprintf(ctx, sizeof(ctx), "truncate msg %zu into %zu (%s, how %d, %s)", msg, cap,
              t_dt_name(rkind), how, sync ? "ssend" : "send");
     if (!t_pvars && msg + 64 > lim.eager_min) {
@@ -65,7 +65,8 @@ static void truncate_case(size_t msg, size_t cap, t_dt_kind rkind, int how, int 
          * rendezvous truncation is skipped */
         return;
     }
-    if (getenv("T_TRACE")) t_log("%s", ctx);
+    if (getenv("T_TRACE"))
+        t_log("%s", ctx);
     if (0 == t_rank) {
         unsigned char *b = t_malloc(msg);
         int rc;
@@ -75,8 +76,8 @@ static void truncate_case(size_t msg, size_t cap, t_dt_kind rkind, int how, int 
             t_fill(ok, sizeof(ok), seed + 1);
             T_MPI(MPI_Send(ok, sizeof(ok), MPI_BYTE, 1, tag + 1, MPI_COMM_WORLD));
         }
-        rc = sync ? MPI_Ssend(b, (int)msg, MPI_BYTE, 1, tag, MPI_COMM_WORLD)
-                  : MPI_Send(b, (int)msg, MPI_BYTE, 1, tag, MPI_COMM_WORLD);
+        rc = sync ? MPI_Ssend(b, (int) msg, MPI_BYTE, 1, tag, MPI_COMM_WORLD)
+                  : MPI_Send(b, (int) msg, MPI_BYTE, 1, tag, MPI_COMM_WORLD);
         T_CHECK(MPI_SUCCESS == rc, "%s: sender got %s", ctx, t_err_string(rc));
         free(b);
     } else if (1 == t_rank) {
@@ -89,49 +90,55 @@ static void truncate_case(size_t msg, size_t cap, t_dt_kind rkind, int how, int 
         t_status_reset(&st);
         st.MPI_ERROR = -12345;
         switch (how) {
-        case 0: rc = MPI_Recv(r.buf, r.count, r.type, 0, tag, MPI_COMM_WORLD, &st); break;
-        case 1:
-            T_MPI(MPI_Irecv(r.buf, r.count, r.type, 0, tag, MPI_COMM_WORLD, &q));
-            rc = MPI_Wait(&q, &st);
-            break;
-        case 2: {
-            unsigned char ok[64];
-            MPI_Request qq[2];
-            MPI_Status ss[2];
-            t_status_reset(&ss[0]);
-            t_status_reset(&ss[1]);
-            ss[0].MPI_ERROR = ss[1].MPI_ERROR = -12345;
-            T_MPI(MPI_Irecv(ok, sizeof(ok), MPI_BYTE, 0, tag + 1, MPI_COMM_WORLD, &qq[0]));
-            T_MPI(MPI_Irecv(r.buf, r.count, r.type, 0, tag, MPI_COMM_WORLD, &qq[1]));
-            rc = MPI_Waitall(2, qq, ss);
-            T_CHECK(MPI_ERR_IN_STATUS == err_class(rc), "%s: Waitall returned %s, expected "
-                    "MPI_ERR_IN_STATUS", ctx, t_err_string(rc));
-            T_CHECK(MPI_SUCCESS == ss[0].MPI_ERROR, "%s: good receive status error %s", ctx,
-                    t_err_string(ss[0].MPI_ERROR));
-            t_check_data(ok, sizeof(ok), seed + 1, ctx);
-            st = ss[1];
-            rc = st.MPI_ERROR;
-            break;
+            case 0:
+                rc = MPI_Recv(r.buf, r.count, r.type, 0, tag, MPI_COMM_WORLD, &st);
+                break;
+            case 1:
+                T_MPI(MPI_Irecv(r.buf, r.count, r.type, 0, tag, MPI_COMM_WORLD, &q));
+                rc = MPI_Wait(&q, &st);
+                break;
+            case 2: {
+                unsigned char ok[64];
+                MPI_Request qq[2];
+                MPI_Status ss[2];
+                t_status_reset(&ss[0]);
+                t_status_reset(&ss[1]);
+                ss[0].MPI_ERROR = ss[1].MPI_ERROR = -12345;
+                T_MPI(MPI_Irecv(ok, sizeof(ok), MPI_BYTE, 0, tag + 1, MPI_COMM_WORLD, &qq[0]));
+                T_MPI(MPI_Irecv(r.buf, r.count, r.type, 0, tag, MPI_COMM_WORLD, &qq[1]));
+                rc = MPI_Waitall(2, qq, ss);
+                T_CHECK(MPI_ERR_IN_STATUS == err_class(rc),
+                        "%s: Waitall returned %s, expected "
+                        "MPI_ERR_IN_STATUS",
+                        ctx, t_err_string(rc));
+                T_CHECK(MPI_SUCCESS == ss[0].MPI_ERROR, "%s: good receive status error %s", ctx,
+                        t_err_string(ss[0].MPI_ERROR));
+                t_check_data(ok, sizeof(ok), seed + 1, ctx);
+                st = ss[1];
+                rc = st.MPI_ERROR;
+                break;
+            }
+            case 3:
+                T_MPI(MPI_Probe(0, tag, MPI_COMM_WORLD, &st));
+                T_MPI(MPI_Get_count(&st, MPI_BYTE, &count));
+                T_CHECK(count == (int) msg, "%s: probe count %d", ctx, count);
+                t_status_reset(&st);
+                st.MPI_ERROR = -12345;
+                rc = MPI_Recv(r.buf, r.count, r.type, 0, tag, MPI_COMM_WORLD, &st);
+                break;
+            default: {
+                MPI_Message m;
+                T_MPI(MPI_Mprobe(0, tag, MPI_COMM_WORLD, &m, &st));
+                t_status_reset(&st);
+                st.MPI_ERROR = -12345;
+                rc = MPI_Mrecv(r.buf, r.count, r.type, &m, &st);
+                break;
+            }
         }
-        case 3:
-            T_MPI(MPI_Probe(0, tag, MPI_COMM_WORLD, &st));
-            T_MPI(MPI_Get_count(&st, MPI_BYTE, &count));
-            T_CHECK(count == (int)msg, "%s: probe count %d", ctx, count);
-            t_status_reset(&st);
-            st.MPI_ERROR = -12345;
-            rc = MPI_Recv(r.buf, r.count, r.type, 0, tag, MPI_COMM_WORLD, &st);
-            break;
-        default: {
-            MPI_Message m;
-            T_MPI(MPI_Mprobe(0, tag, MPI_COMM_WORLD, &m, &st));
-            t_status_reset(&st);
-            st.MPI_ERROR = -12345;
-            rc = MPI_Mrecv(r.buf, r.count, r.type, &m, &st);
-            break;
-        }
-        }
-        T_CHECK(MPI_ERR_TRUNCATE == err_class(rc), "%s: receive returned %s, expected "
-                "MPI_ERR_TRUNCATE", ctx, t_err_string(rc));
+        T_CHECK(MPI_ERR_TRUNCATE == err_class(rc),
+                "%s: receive returned %s, expected "
+                "MPI_ERR_TRUNCATE",
+                ctx, t_err_string(rc));
         /* the status error field: written by multi-completion calls; when
          * a single-completion call writes it, it must say truncate */
         if (2 == how || -12345 != st.MPI_ERROR)
@@ -140,7 +147,7 @@ static void truncate_case(size_t msg, size_t cap, t_dt_kind rkind, int how, int 
         T_CHECK(0 == st.MPI_SOURCE && tag == st.MPI_TAG, "%s: status source %d tag %d", ctx,
                 st.MPI_SOURCE, st.MPI_TAG);
         T_MPI(MPI_Get_count(&st, MPI_BYTE, &count));
-        T_CHECK(count >= 0 && (size_t)count <= msg, "%s: MPI_Get_count %d", ctx, count);
+        T_CHECK(count >= 0 && (size_t) count <= msg, "%s: MPI_Get_count %d", ctx, count);
         t_typed_check(&r, cap, seed, GUARD, ctx);
         t_typed_free(&r);
     }
@@ -161,22 +168,23 @@ int main(int argc, char **argv)
     t_typed_slack = big + 4096;
     if (0 == t_rank) {
         t_limits_print(&lim);
-        if (!t_pvars) t_log("stock PML: rendezvous truncation cases skipped");
+        if (!t_pvars)
+            t_log("stock PML: rendezvous truncation cases skipped");
     }
     {
         size_t cases[][2] = {
-            {e - 64, e / 2},                 /* eager, cut in the middle */
-            {e - 64, 0},                     /* eager into nothing */
+            {e - 64, e / 2}, /* eager, cut in the middle */
+            {e - 64, 0},     /* eager into nothing */
             {1, 0},
             {100, 99},
             {big, 1},                        /* rendezvous, cut in the first fragment */
             {big, lim.first_frag_min - 100}, /* ... near its end */
             {big, lim.first_frag_min + lim.max_send_min - 80},
-            {big, big - 1},                  /* last byte missing */
+            {big, big - 1}, /* last byte missing */
             {2 * lim.eager_max + 10, lim.eager_max},
             {big, 0},
         };
-        int n = (int)(sizeof(cases) / sizeof(cases[0]));
+        int n = (int) (sizeof(cases) / sizeof(cases[0]));
         for (int i = 0; i < n; i++)
             for (int how = 0; how < 5; how++) {
                 truncate_case(cases[i][0], cases[i][1], T_DT_CONTIG, how, how == 4, tag);

@@ -35,10 +35,10 @@ static void send_msg(int tag, uint32_t seq, size_t len, MPI_Request *req)
     t_msg_fill(b, len, t_rank, tag, seq);
     if (req) {
         /* the buffer is released by the caller through free_pending() */
-        T_MPI(MPI_Isend(b, (int)len, MPI_BYTE, 0, tag, MPI_COMM_WORLD, req));
+        T_MPI(MPI_Isend(b, (int) len, MPI_BYTE, 0, tag, MPI_COMM_WORLD, req));
         return;
     }
-    T_MPI(MPI_Send(b, (int)len, MPI_BYTE, 0, tag, MPI_COMM_WORLD));
+    T_MPI(MPI_Send(b, (int) len, MPI_BYTE, 0, tag, MPI_COMM_WORLD));
     free(b);
 }
 
@@ -51,8 +51,8 @@ static uint32_t recv_msg(int src, int tag, int want_src, int want_tag, size_t wa
     MPI_Status st;
     uint32_t seq;
     t_status_reset(&st);
-    T_MPI(MPI_Recv(b, (int)cap, MPI_BYTE, src, tag, MPI_COMM_WORLD, &st));
-    t_check_status(&st, want_src, want_tag, (long)want_len, ctx);
+    T_MPI(MPI_Recv(b, (int) cap, MPI_BYTE, src, tag, MPI_COMM_WORLD, &st));
+    t_check_status(&st, want_src, want_tag, (long) want_len, ctx);
     seq = t_msg_check(b, &st, 0, ctx);
     free(b);
     return seq;
@@ -72,7 +72,7 @@ static void phase_a(void)
             for (int i = 0; i < 4; i++) {
                 b[i] = t_malloc(big_sz + 64);
                 t_status_reset(&st[i]);
-                T_MPI(MPI_Irecv(b[i], (int)big_sz + 64, MPI_BYTE, src[i], tg[i], MPI_COMM_WORLD,
+                T_MPI(MPI_Irecv(b[i], (int) big_sz + 64, MPI_BYTE, src[i], tg[i], MPI_COMM_WORLD,
                                 &r[i]));
             }
             T_MPI(MPI_Barrier(MPI_COMM_WORLD));
@@ -80,8 +80,8 @@ static void phase_a(void)
             for (int i = 0; i < 4; i++) {
                 char ctx[96];
                 snprintf(ctx, sizeof(ctx), "A: pre-posted receive %d (sender %d)", i, s);
-                t_check_status(&st[i], s, tags[i], (long)len[i], ctx);
-                T_CHECK(t_msg_check(b[i], &st[i], 0, ctx) == (uint32_t)i,
+                t_check_status(&st[i], s, tags[i], (long) len[i], ctx);
+                T_CHECK(t_msg_check(b[i], &st[i], 0, ctx) == (uint32_t) i,
                         "%s: matched message seq %u, expected %d", ctx,
                         t_msg_check(b[i], &st[i], 0, ctx), i);
                 free(b[i]);
@@ -93,12 +93,13 @@ static void phase_a(void)
                 unsigned char *b[4];
                 for (int i = 0; i < 4; i++) {
                     b[i] = t_malloc(len[i]);
-                    t_msg_fill(b[i], len[i], t_rank, tags[i], (uint32_t)i);
-                    T_MPI(MPI_Isend(b[i], (int)len[i], MPI_BYTE, 0, tags[i], MPI_COMM_WORLD,
-                                    &r[i]));
+                    t_msg_fill(b[i], len[i], t_rank, tags[i], (uint32_t) i);
+                    T_MPI(
+                        MPI_Isend(b[i], (int) len[i], MPI_BYTE, 0, tags[i], MPI_COMM_WORLD, &r[i]));
                 }
                 T_MPI(MPI_Waitall(4, r, MPI_STATUSES_IGNORE));
-                for (int i = 0; i < 4; i++) free(b[i]);
+                for (int i = 0; i < 4; i++)
+                    free(b[i]);
             }
         }
         T_MPI(MPI_Barrier(MPI_COMM_WORLD));
@@ -115,19 +116,20 @@ static void phase_b(void)
             unsigned char *b[4];
             for (int i = 0; i < 4; i++) {
                 b[i] = t_malloc(len[i]);
-                t_msg_fill(b[i], len[i], t_rank, tags[i], (uint32_t)i);
-                T_MPI(MPI_Isend(b[i], (int)len[i], MPI_BYTE, 0, tags[i], MPI_COMM_WORLD, &r[i]));
+                t_msg_fill(b[i], len[i], t_rank, tags[i], (uint32_t) i);
+                T_MPI(MPI_Isend(b[i], (int) len[i], MPI_BYTE, 0, tags[i], MPI_COMM_WORLD, &r[i]));
             }
             T_MPI(MPI_Barrier(MPI_COMM_WORLD));
             T_MPI(MPI_Waitall(4, r, MPI_STATUSES_IGNORE));
-            for (int i = 0; i < 4; i++) free(b[i]);
+            for (int i = 0; i < 4; i++)
+                free(b[i]);
         } else if (0 == t_rank) {
             MPI_Status st;
             T_MPI(MPI_Barrier(MPI_COMM_WORLD));
             /* the last message's envelope has arrived, hence all of them */
             t_status_reset(&st);
             T_MPI(MPI_Probe(s, 7, MPI_COMM_WORLD, &st));
-            t_check_status(&st, s, 7, (long)big_sz, "B: probe");
+            t_check_status(&st, s, 7, (long) big_sz, "B: probe");
             T_CHECK(1 == recv_msg(MPI_ANY_SOURCE, 4, s, 4, big_sz, "B: recv(ANY_SOURCE, 4)"),
                     "B: recv(ANY_SOURCE,4) got the wrong message");
             T_CHECK(0 == recv_msg(s, MPI_ANY_TAG, s, 3, small_sz, "B: recv(s, ANY_TAG)"),
@@ -146,12 +148,12 @@ static void phase_b(void)
 static void phase_c(void)
 {
     if (0 == t_rank) {
-        int *seen = calloc((size_t)t_size, sizeof(int));
+        int *seen = calloc((size_t) t_size, sizeof(int));
         unsigned char *b = t_malloc(big_sz + 64);
         MPI_Request r;
         MPI_Status st;
         t_status_reset(&st);
-        T_MPI(MPI_Irecv(b, (int)big_sz + 64, MPI_BYTE, MPI_ANY_SOURCE, 20, MPI_COMM_WORLD, &r));
+        T_MPI(MPI_Irecv(b, (int) big_sz + 64, MPI_BYTE, MPI_ANY_SOURCE, 20, MPI_COMM_WORLD, &r));
         T_MPI(MPI_Barrier(MPI_COMM_WORLD));
         T_MPI(MPI_Wait(&r, &st));
         T_CHECK(st.MPI_SOURCE > 0 && st.MPI_SOURCE < t_size, "C: bad source %d", st.MPI_SOURCE);
@@ -160,18 +162,18 @@ static void phase_c(void)
         seen[st.MPI_SOURCE]++;
         for (int i = 2; i < t_size; i++) {
             t_status_reset(&st);
-            T_MPI(MPI_Recv(b, (int)big_sz + 64, MPI_BYTE, MPI_ANY_SOURCE, 20, MPI_COMM_WORLD,
-                           &st));
+            T_MPI(
+                MPI_Recv(b, (int) big_sz + 64, MPI_BYTE, MPI_ANY_SOURCE, 20, MPI_COMM_WORLD, &st));
             t_check_status(&st, MPI_ANY_SOURCE, 20, -1, "C: (ANY,20)");
             t_msg_check(b, &st, 0, "C: (ANY,20)");
-            T_CHECK(st.MPI_SOURCE > 0 && st.MPI_SOURCE < t_size, "C: bad source %d",
-                    st.MPI_SOURCE);
+            T_CHECK(st.MPI_SOURCE > 0 && st.MPI_SOURCE < t_size, "C: bad source %d", st.MPI_SOURCE);
             seen[st.MPI_SOURCE]++;
         }
         for (int i = 1; i < t_size; i++)
             T_CHECK(1 == seen[i], "C: tag-20 message of rank %d received %d times", i, seen[i]);
         /* then the tag-21 message of each sender, by specific source */
-        for (int i = 1; i < t_size; i++) recv_msg(i, MPI_ANY_TAG, i, 21, small_sz, "C: (s,ANY)");
+        for (int i = 1; i < t_size; i++)
+            recv_msg(i, MPI_ANY_TAG, i, 21, small_sz, "C: (s,ANY)");
         free(seen);
         free(b);
     } else {
@@ -185,17 +187,16 @@ static void phase_c(void)
 static void phase_d(int per_sender)
 {
     if (0 == t_rank) {
-        uint32_t *next = calloc((size_t)t_size, sizeof(uint32_t));
+        uint32_t *next = calloc((size_t) t_size, sizeof(uint32_t));
         unsigned char *b = t_malloc(big_sz + 64);
         int total = per_sender * (t_size - 1);
         for (int i = 0; i < total; i++) {
             MPI_Status st;
             uint32_t seq;
             t_status_reset(&st);
-            T_MPI(MPI_Recv(b, (int)big_sz + 64, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
+            T_MPI(MPI_Recv(b, (int) big_sz + 64, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
                            MPI_COMM_WORLD, &st));
-            T_CHECK(st.MPI_SOURCE > 0 && st.MPI_SOURCE < t_size, "D: bad source %d",
-                    st.MPI_SOURCE);
+            T_CHECK(st.MPI_SOURCE > 0 && st.MPI_SOURCE < t_size, "D: bad source %d", st.MPI_SOURCE);
             T_CHECK(st.MPI_TAG >= 30 && st.MPI_TAG < 35, "D: bad tag %d", st.MPI_TAG);
             seq = t_msg_check(b, &st, 0, "D: (ANY,ANY) stream");
             T_CHECK(seq == next[st.MPI_SOURCE], "D: from rank %d got seq %u, expected %u",
@@ -206,8 +207,8 @@ static void phase_d(int per_sender)
         free(b);
     } else {
         for (int i = 0; i < per_sender; i++) {
-            size_t len = (i % 17 == 5) ? big_sz : (size_t)(T_MSG_HDR + (i * 37) % 900);
-            send_msg(30 + i % 5, (uint32_t)i, len, NULL);
+            size_t len = (i % 17 == 5) ? big_sz : (size_t) (T_MSG_HDR + (i * 37) % 900);
+            send_msg(30 + i % 5, (uint32_t) i, len, NULL);
         }
     }
     T_MPI(MPI_Barrier(MPI_COMM_WORLD));
@@ -218,7 +219,8 @@ static void phase_e(void)
     if (1 == t_rank) {
         int ints[64];
         char odd[10] = {0};
-        for (int i = 0; i < 64; i++) ints[i] = i * 3 + 1;
+        for (int i = 0; i < 64; i++)
+            ints[i] = i * 3 + 1;
         T_MPI(MPI_Send(ints, 64, MPI_INT, 0, 40, MPI_COMM_WORLD));
         T_MPI(MPI_Send(odd, 10, MPI_BYTE, 0, 41, MPI_COMM_WORLD));
         T_MPI(MPI_Send(NULL, 0, MPI_BYTE, 0, 42, MPI_COMM_WORLD));
@@ -230,7 +232,7 @@ static void phase_e(void)
         MPI_Request r;
         t_status_reset(&st);
         T_MPI(MPI_Recv(ints, 100, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
-        t_check_status(&st, 1, 40, 64 * (long)sizeof(int), "E: ints");
+        t_check_status(&st, 1, 40, 64 * (long) sizeof(int), "E: ints");
         T_MPI(MPI_Get_count(&st, MPI_INT, &count));
         T_CHECK(64 == count, "E: MPI_Get_count(MPI_INT) %d, expected 64", count);
         T_MPI(MPI_Get_elements(&st, MPI_INT, &count));
@@ -241,8 +243,10 @@ static void phase_e(void)
         T_MPI(MPI_Recv(odd, 10, MPI_BYTE, 1, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
         t_check_status(&st, 1, 41, 10, "E: 10 bytes");
         T_MPI(MPI_Get_count(&st, MPI_INT, &count));
-        T_CHECK(MPI_UNDEFINED == count, "E: MPI_Get_count(MPI_INT) of 10 bytes %d, expected "
-                "MPI_UNDEFINED", count);
+        T_CHECK(MPI_UNDEFINED == count,
+                "E: MPI_Get_count(MPI_INT) of 10 bytes %d, expected "
+                "MPI_UNDEFINED",
+                count);
         /* zero-byte messages by wildcards */
         t_status_reset(&st);
         T_MPI(MPI_Recv(ints, 100, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
@@ -301,7 +305,7 @@ static void phase_f(void)
             t_status_reset(&st);
             T_MPI(MPI_Recv(b, 64, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, dup, &st));
             T_CHECK(300 == t_msg_check(b, &st, 0, "F: dup"), "F: dup receive got another "
-                    "communicator's message");
+                                                             "communicator's message");
         }
         T_MPI(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, dup, &flag, &st));
         T_CHECK(!flag, "F: dup has a message left");
@@ -312,13 +316,13 @@ static void phase_f(void)
                     "F: rev status source %d is not a rank of the split communicator",
                     st.MPI_SOURCE);
             T_CHECK(200 == t_msg_check(b, &st, 0, "F: rev"), "F: rev receive got another "
-                    "communicator's message");
+                                                             "communicator's message");
         }
         for (int i = 1; i < t_size; i++) {
             t_status_reset(&st);
             T_MPI(MPI_Recv(b, 64, MPI_BYTE, i, 50, MPI_COMM_WORLD, &st));
             T_CHECK(100 == t_msg_check(b, &st, 0, "F: world"), "F: world receive got another "
-                    "communicator's message");
+                                                               "communicator's message");
         }
     }
     T_MPI(MPI_Barrier(MPI_COMM_WORLD));
@@ -334,7 +338,8 @@ int main(int argc, char **argv)
     T_CHECK(t_size >= 3, "needs at least 3 ranks");
     t_limits_get(argc, argv, &lim);
     big_sz = 2 * lim.eager_max + 100;
-    if (0 == t_rank) t_limits_print(&lim);
+    if (0 == t_rank)
+        t_limits_print(&lim);
 
     for (int rep = 0; rep < 3; rep++) {
         phase_a();

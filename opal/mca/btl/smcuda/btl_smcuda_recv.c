@@ -173,24 +173,15 @@ static int poll(mca_btl_smcuda_module_t *m)
     return n;
 }
 
-/* Nothing has arrived and nothing waits: the common answer of a progress
- * call, from loads only (no call, no store). A relaxed load that misses a
- * record just arrived leaves it to the next call. */
-static inline bool idle(mca_btl_smcuda_module_t *m)
+/* Whether only the rings can need us: no new ring to poll, no FIFO
+ * fragment, no deferred work, no progress call below us. The common state
+ * of a waiting process, checked with loads only (relaxed: a fragment that
+ * just arrived is seen by the next call). */
+static inline bool rings_only(mca_btl_smcuda_module_t *m)
 {
-    if (__atomic_load_n(&m->hdr->ring_epoch, __ATOMIC_RELAXED) != m->ring_epoch) {
-        return false;
-    }
-    for (int i = 0; i < m->n_polled; ++i) {
-        const mca_btl_base_endpoint_t *ep = m->polled[i];
-        const uint64_t *word =
-            (const uint64_t *) (ep->in_ring + ((uint32_t) ep->in_pos & ep->in_mask));
-        if (0 != __atomic_load_n(word, __ATOMIC_RELAXED)) {
-            return false;
-        }
-    }
-    return !smcuda_fifo_ready(m->fifo, m->fifo_mask, m->fifo_head) && 0 == m->inflight &&
-           0 == m->jobs_busy && opal_list_is_empty(&m->done) &&
+    return __atomic_load_n(&m->hdr->ring_epoch, __ATOMIC_RELAXED) == m->ring_epoch &&
+           !smcuda_fifo_ready(m->fifo, m->fifo_mask, m->fifo_head) && 0 == m->inflight &&
+           0 == m->jobs_busy && 0 == m->in_progress && opal_list_is_empty(&m->done) &&
            opal_list_is_empty(&m->pending_eps) && opal_list_is_empty(&m->amo_backlog);
 }
 
@@ -236,9 +227,21 @@ int mca_btl_smcuda_progress(void)
     if (SMCUDA_UNLIKELY(NULL == m->seg)) {
         return 0;
     }
-    /* with threads another thread may be changing what idle() reads */
-    if (SMCUDA_LIKELY(!opal_using_threads()) && idle(m)) {
-        return 0;
+    /* the common case, without the guarded pass: nothing or a ring record
+     * (with threads another thread may be changing what this reads) */
+    if (SMCUDA_LIKELY(!opal_using_threads()) && rings_only(m)) {
+        int n = 0;
+        for (int i = 0; i < m->n_polled; ++i) {
+            mca_btl_base_endpoint_t *ep = m->polled[i];
+            const uint64_t *word =
+                (const uint64_t *) (ep->in_ring + ((uint32_t) ep->in_pos & ep->in_mask));
+            if (0 != __atomic_load_n(word, __ATOMIC_RELAXED)) {
+                m->in_progress = 1; /* a callback may re-enter progress */
+                n += drain_ring(m, ep, false, 0);
+                m->in_progress = 0;
+            }
+        }
+        return n;
     }
     return progress_busy(m);
 }

@@ -190,6 +190,11 @@ typedef struct mca_btl_smcuda_module_t {
     opal_list_t amo_backlog; /* atomic replies waiting for room toward their origin */
     size_t remote_regs;      /* live registrations for remote reading (single-copy sends) */
     uint32_t rx_bulk;        /* bulk transfers received since the last path choice */
+    uint64_t run_start;      /* a run of pipeline fragments received (btl_smcuda_path.c) */
+    uint64_t run_last;
+    uint64_t run_bytes;
+    uint32_t run_frags;
+    uint32_t runs_seen;
     opal_list_t pending_eps; /* endpoints with queued fragments */
     int32_t in_progress;     /* progress re-entrance guard */
 
@@ -349,7 +354,8 @@ bool mca_btl_smcuda_ring_send_ctl(mca_btl_base_endpoint_t *ep, mca_btl_base_tag_
 bool mca_btl_smcuda_path_single(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
                                 size_t size);
 uint64_t mca_btl_smcuda_now_ns(void);
-void mca_btl_smcuda_path_note(mca_btl_smcuda_module_t *m, bool single, size_t bytes, uint64_t ns);
+void mca_btl_smcuda_path_get(mca_btl_smcuda_module_t *m, size_t bytes, uint64_t ns);
+void mca_btl_smcuda_path_fragment(mca_btl_smcuda_module_t *m, size_t bytes);
 
 /* receive side and progress (btl_smcuda_recv.c) */
 int mca_btl_smcuda_progress(void);

@@ -21,19 +21,23 @@
  * moves each line across twice and falls to half of single copy. That is
  * a property of where the processes run, and under a VM it can change.
  *
- * What is measured, by each receiving process on its own clock: the time
- * per byte its upper layer takes to copy a bulk fragment out (the copy
- * path's receiving half, which pays for the crossing lines) and the time
- * per byte of its single-copy gets (helper included), as moving averages in
- * its segment header. A sender reads them from the receiver's header. A
- * measurement older than STALE_NS is refreshed by sending one message that
- * way; the first message of each burst goes single copy anyway.
+ * What is measured, by each receiving process on its own clock, as moving
+ * averages of the time per byte in its segment header: the pace at which
+ * pipeline fragments arrive in a run (the copy path as a whole: the
+ * sender's copy-in, the hand-offs and our copy-out), and its single-copy
+ * gets (helper included). A sender reads them from the receiver's header.
+ * While a figure is older than STALE_NS, stream messages take that way
+ * until it is measured again; the first message of each burst goes single
+ * copy anyway.
  */
 #include "btl_smcuda.h"
 
 #include <time.h>
 
 #define STALE_NS 100000000ull /* 100 ms */
+#define RUN_GAP_NS 200000ull  /* fragments further apart do not make a run */
+#define RUN_FRAGS 8           /* fragments measured together */
+#define WARM_RUNS 8           /* runs not measured at the start of a job */
 
 uint64_t mca_btl_smcuda_now_ns(void)
 {
@@ -42,23 +46,58 @@ uint64_t mca_btl_smcuda_now_ns(void)
     return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
 }
 
-/* A receive that took `ns` for `bytes` bytes: single copy or copy path. */
-void mca_btl_smcuda_path_note(mca_btl_smcuda_module_t *m, bool single, size_t bytes, uint64_t ns)
+static void note(uint32_t *avg, uint64_t *when, size_t bytes, uint64_t ns)
 {
-    uint32_t *avg = single ? &m->hdr->get_ps : &m->hdr->copy_ps;
-    uint64_t *when = single ? &m->hdr->get_when : &m->hdr->copy_when;
     uint64_t ps = bytes > 0 ? ns * 1000 / bytes : 0;
+    uint64_t now = mca_btl_smcuda_now_ns();
     uint32_t old = __atomic_load_n(avg, __ATOMIC_RELAXED);
 
     if (0 == ps || ps > UINT32_MAX) {
         return;
     }
     /* moving average over about four samples; a stale one is replaced */
-    if (0 != old && mca_btl_smcuda_now_ns() - __atomic_load_n(when, __ATOMIC_RELAXED) < STALE_NS) {
+    if (0 != old && now - __atomic_load_n(when, __ATOMIC_RELAXED) < STALE_NS) {
         ps = (3 * (uint64_t) old + ps) / 4;
     }
     __atomic_store_n(avg, (uint32_t) ps, __ATOMIC_RELAXED);
-    __atomic_store_n(when, mca_btl_smcuda_now_ns(), __ATOMIC_RELAXED);
+    __atomic_store_n(when, now, __ATOMIC_RELAXED);
+}
+
+/* A single-copy get of `bytes` took `ns` of our time (the helper copied
+ * alongside). */
+void mca_btl_smcuda_path_get(mca_btl_smcuda_module_t *m, size_t bytes, uint64_t ns)
+{
+    note(&m->hdr->get_ps, &m->hdr->get_when, bytes, ns);
+}
+
+/* A pipeline fragment arrives. The copy path's speed is the pace of such
+ * fragments in a run (each within RUN_GAP_NS of the previous one): it
+ * covers the sender's copy-in, the hand-offs and our copy-out alike,
+ * whichever of them is the bottleneck. */
+void mca_btl_smcuda_path_fragment(mca_btl_smcuda_module_t *m, size_t bytes)
+{
+    uint64_t now = mca_btl_smcuda_now_ns();
+
+    if (0 == m->run_frags || now - m->run_last > RUN_GAP_NS) {
+        m->run_start = now; /* the first fragment opens the run: its bytes arrived before */
+        m->run_bytes = 0;
+        m->run_frags = 1;
+    } else {
+        m->run_bytes += bytes;
+        if (++m->run_frags > RUN_FRAGS) {
+            /* The first runs of a job meet fragments touched for the first
+             * time (page faults on both sides): not the path's pace. */
+            if (m->runs_seen < WARM_RUNS) {
+                m->runs_seen++;
+            } else {
+                note(&m->hdr->copy_ps, &m->hdr->copy_when, m->run_bytes, now - m->run_start);
+            }
+            m->run_start = now;
+            m->run_bytes = 0;
+            m->run_frags = 1;
+        }
+    }
+    m->run_last = now;
 }
 
 /* The receiver's view: true for single copy. */

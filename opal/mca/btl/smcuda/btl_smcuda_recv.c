@@ -139,15 +139,10 @@ static int handle_frag(mca_btl_smcuda_module_t *m, uint64_t ref)
         }
     }
     if (hdr->len > m->super.btl_eager_limit) {
-        /* a pipeline fragment: someone streams to us, and its copy-out
-         * (in the upper layer's callback) is what the copy path costs here */
-        uint64_t t0 = mca_btl_smcuda_now_ns();
-        m->rx_bulk++;
-        deliver(m, hdr->tag, hdr + 1, hdr->len);
-        mca_btl_smcuda_path_note(m, false, hdr->len, mca_btl_smcuda_now_ns() - t0);
-    } else {
-        deliver(m, hdr->tag, hdr + 1, hdr->len);
+        m->rx_bulk++; /* a pipeline fragment: someone streams to us */
+        mca_btl_smcuda_path_fragment(m, hdr->len);
     }
+    deliver(m, hdr->tag, hdr + 1, hdr->len);
     ep->recv_seq++;
     /* release: our reads of the fragment are complete before the sender
      * sees it done and reuses it */

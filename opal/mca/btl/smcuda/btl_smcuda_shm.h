@@ -68,7 +68,7 @@ typedef struct smcuda_seg_hdr_t {
     /* own cache line: what the owner measured of its two ways of receiving a
      * large message, read by its senders to choose between them
      * (btl_smcuda_path.c); relaxed stores and loads, hints only */
-    uint32_t copy_ps;   /* picoseconds per byte to take a bulk fragment out (copy path) */
+    uint32_t copy_ps;   /* picoseconds per byte of pipeline fragments arriving in a run */
     uint32_t get_ps;    /* picoseconds per byte of a single-copy get (helper included) */
     uint64_t copy_when; /* CLOCK_MONOTONIC ns of the last copy_ps update; 0: never */
     uint64_t get_when;  /* the same for get_ps */

@@ -73,6 +73,8 @@ enum {
     SMCUDA_PV_ATOMIC_OPS,
     /* single-copy bytes moved through a bounce buffer (kernel copy at a slow distance) */
     SMCUDA_PV_CMA_BOUNCED_BYTES,
+    SMCUDA_PV_STREAM_SINGLE,
+    SMCUDA_PV_STREAM_COPY,
     SMCUDA_PV_COUNT
 };
 

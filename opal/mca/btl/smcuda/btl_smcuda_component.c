@@ -55,10 +55,10 @@ mca_btl_smcuda_component_t mca_btl_smcuda_component = {
 /* ------------------------------------------------------------------ */
 
 static const char *pv_names[SMCUDA_PV_COUNT] = {
-    "fbox_messages",  "fbox_bytes",        "fifo_messages",       "fifo_bytes",
-    "sendi_messages", "sendi_bytes",       "put_messages",        "put_bytes",
-    "get_messages",   "get_bytes",         "flow_control_stalls", "get_helped_bytes",
-    "atomic_ops",     "cma_bounced_bytes",
+    "fbox_messages",  "fbox_bytes",        "fifo_messages",          "fifo_bytes",
+    "sendi_messages", "sendi_bytes",       "put_messages",           "put_bytes",
+    "get_messages",   "get_bytes",         "flow_control_stalls",    "get_helped_bytes",
+    "atomic_ops",     "cma_bounced_bytes", "stream_single_messages", "stream_copy_messages",
 };
 static const char *pv_help[SMCUDA_PV_COUNT] = {
     "Messages sent through a peer's fast-box ring",
@@ -78,6 +78,10 @@ static const char *pv_help[SMCUDA_PV_COUNT] = {
     "Bytes of single-copy transfers (CMA) moved through a bounce buffer because the kernel's "
     "copy would have run at its slow distance (destination 1..15 bytes past the source modulo "
     "4096)",
+    "Messages of one-way streams below btl_smcuda_single_copy_busy_limit sent by single copy "
+    "(the receiver measured it cheaper: btl_smcuda_single_copy_adapt)",
+    "Messages of one-way streams below btl_smcuda_single_copy_busy_limit sent through the copy "
+    "path",
 };
 
 static int reg_uint(const char *name, const char *help, unsigned int *storage,
@@ -208,10 +212,10 @@ static int smcuda_register(void)
     c->busy_limit = 2 * 1024 * 1024;
     mca_base_component_var_register(
         v, "single_copy_busy_limit",
-        "Messages below this many bytes take the copy path while another single-copy send "
-        "is still in flight and no peer is streaming to us (a one-way stream keeps both "
-        "cores busy with copy-in/copy-out); isolated messages and two-way streams use single "
-        "copy from cma_min_size up (0: always single copy)",
+        "Messages below this many bytes, sent while another single-copy send is still in "
+        "flight and no peer is streaming to us (a one-way stream), take the path that "
+        "single_copy_adapt chooses; isolated messages and two-way streams use single copy "
+        "from cma_min_size up (0: always single copy)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
         &c->busy_limit);
     c->path_adapt = true;

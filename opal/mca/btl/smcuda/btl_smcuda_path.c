@@ -123,6 +123,7 @@ bool mca_btl_smcuda_path_single(mca_btl_smcuda_module_t *m, mca_btl_base_endpoin
 {
     const mca_btl_smcuda_component_t *c = &mca_btl_smcuda_component;
     bool two_way = m->rx_bulk > 0; /* receiving a stream too */
+    bool single;
 
     m->rx_bulk = 0;
     if (size < c->cma_min_size) {
@@ -131,5 +132,7 @@ bool mca_btl_smcuda_path_single(mca_btl_smcuda_module_t *m, mca_btl_base_endpoin
     if (size >= c->busy_limit || 0 == m->remote_regs || two_way) {
         return true;
     }
-    return c->path_adapt && NULL != ep && MCA_BTL_ENDPOINT_ANY != ep && measured_single(ep);
+    single = c->path_adapt && NULL != ep && MCA_BTL_ENDPOINT_ANY != ep && measured_single(ep);
+    smcuda_pv_add(single ? SMCUDA_PV_STREAM_SINGLE : SMCUDA_PV_STREAM_COPY, 1);
+    return single;
 }

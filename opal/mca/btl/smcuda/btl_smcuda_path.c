@@ -132,7 +132,8 @@ bool mca_btl_smcuda_path_single(mca_btl_smcuda_module_t *m, mca_btl_base_endpoin
     if (size >= c->busy_limit || 0 == m->remote_regs || two_way) {
         return true;
     }
-    single = c->path_adapt && NULL != ep && MCA_BTL_ENDPOINT_ANY != ep && measured_single(ep);
+    single = c->path_adapt && NULL != ep && MCA_BTL_ENDPOINT_ANY != ep && NULL != ep->seg &&
+             measured_single(ep);
     smcuda_pv_add(single ? SMCUDA_PV_STREAM_SINGLE : SMCUDA_PV_STREAM_COPY, 1);
     return single;
 }

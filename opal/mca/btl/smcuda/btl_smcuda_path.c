@@ -100,7 +100,9 @@ void mca_btl_smcuda_path_fragment(mca_btl_smcuda_module_t *m, size_t bytes)
     m->run_last = now;
 }
 
-/* The receiver's view: true for single copy. */
+/* True when the receiver `ep` has measured single copy the cheaper per
+ * byte. A figure that is missing or stale sends stream messages that way
+ * until the receiver has measured it again. */
 static bool measured_single(const mca_btl_base_endpoint_t *ep)
 {
     const smcuda_seg_hdr_t *peer = (const smcuda_seg_hdr_t *) ep->seg;
@@ -109,7 +111,7 @@ static bool measured_single(const mca_btl_base_endpoint_t *ep)
     uint64_t get_when = __atomic_load_n(&peer->get_when, __ATOMIC_RELAXED);
 
     if (0 == copy_when || now - copy_when > STALE_NS) {
-        return false; /* one message through the copy path measures it */
+        return false;
     }
     if (0 == get_when || now - get_when > STALE_NS) {
         return true;

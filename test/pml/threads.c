@@ -41,7 +41,12 @@ static size_t pick_len(uint32_t a, uint32_t b, uint32_t c)
     return 2 * lim.eager_max + h;
 }
 
-static void phase_pairs(int t)
+typedef int (*isend_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+
+/* Thread t exchanges with thread t of every other rank on its own tags:
+ * n rounds of Irecv + `isend` to every peer, content and status verified.
+ * `salt` gives each use its own message lengths. */
+static void exchange(int t, int n, int tag_base, uint32_t salt, isend_fn isend, const char *what)
 {
     int np = t_size - 1, k;
     MPI_Request *r = t_malloc(sizeof(MPI_Request) * 2 * (size_t) np);
@@ -52,8 +57,8 @@ static void phase_pairs(int t)
         sb[p] = t_malloc(maxlen);
         rb[p] = t_malloc(maxlen);
     }
-    for (int i = 0; i < iters; i++) {
-        int tag = 100 + t * 10 + i % 10;
+    for (int i = 0; i < n; i++) {
+        int tag = tag_base + t * 10 + i % 10;
         k = 0;
         for (int p = 0; p < t_size; p++) {
             if (p == t_rank)
@@ -65,9 +70,9 @@ static void phase_pairs(int t)
             size_t len;
             if (p == t_rank)
                 continue;
-            len = pick_len((uint32_t) t_rank, (uint32_t) (p * NT + t), (uint32_t) i);
+            len = pick_len((uint32_t) t_rank, (uint32_t) (p * NT + t) + salt, (uint32_t) i);
             t_msg_fill(sb[p], len, t_rank, tag, (uint32_t) i);
-            T_MPI(MPI_Isend(sb[p], (int) len, MPI_BYTE, p, tag, MPI_COMM_WORLD, &r[k++]));
+            T_MPI(isend(sb[p], (int) len, MPI_BYTE, p, tag, MPI_COMM_WORLD, &r[k++]));
         }
         T_MPI(MPI_Waitall(2 * np, r, st));
         k = 0;
@@ -75,10 +80,11 @@ static void phase_pairs(int t)
             char ctx[80];
             if (p == t_rank)
                 continue;
-            snprintf(ctx, sizeof(ctx), "thread %d pairs iter %d from %d", t, i, p);
+            snprintf(ctx, sizeof(ctx), "thread %d %s iter %d from %d", t, what, i, p);
             t_check_status(
                 &st[k], p, tag,
-                (long) pick_len((uint32_t) p, (uint32_t) (t_rank * NT + t), (uint32_t) i), ctx);
+                (long) pick_len((uint32_t) p, (uint32_t) (t_rank * NT + t) + salt, (uint32_t) i),
+                ctx);
             T_CHECK((uint32_t) i == t_msg_check(rb[p], &st[k], (uint32_t) i, ctx), "%s: wrong seq",
                     ctx);
             k++;
@@ -210,66 +216,20 @@ static void phase_pool(int t)
     free(b);
 }
 
-static void phase_bsend(int t)
-{
-    int np = t_size - 1, k;
-    MPI_Request *r = t_malloc(sizeof(MPI_Request) * 2 * (size_t) np);
-    MPI_Status *st = t_malloc(sizeof(MPI_Status) * 2 * (size_t) np);
-    unsigned char *sb = t_malloc(maxlen * (size_t) t_size),
-                  *rb = t_malloc(maxlen * (size_t) t_size);
-    for (int i = 0; i < iters / 2; i++) {
-        int tag = 500 + t;
-        k = 0;
-        for (int p = 0; p < t_size; p++) {
-            if (p == t_rank)
-                continue;
-            t_status_reset(&st[k]);
-            T_MPI(MPI_Irecv(rb + maxlen * (size_t) p, (int) maxlen, MPI_BYTE, p, tag,
-                            MPI_COMM_WORLD, &r[k++]));
-        }
-        for (int p = 0; p < t_size; p++) {
-            size_t len;
-            if (p == t_rank)
-                continue;
-            len = pick_len((uint32_t) t_rank, (uint32_t) (p * NT + t + 7), (uint32_t) i);
-            t_msg_fill(sb + maxlen * (size_t) p, len, t_rank, tag, (uint32_t) i);
-            T_MPI(MPI_Ibsend(sb + maxlen * (size_t) p, (int) len, MPI_BYTE, p, tag, MPI_COMM_WORLD,
-                             &r[k++]));
-        }
-        T_MPI(MPI_Waitall(2 * np, r, st));
-        k = 0;
-        for (int p = 0; p < t_size; p++) {
-            char ctx[80];
-            if (p == t_rank)
-                continue;
-            snprintf(ctx, sizeof(ctx), "thread %d bsend iter %d from %d", t, i, p);
-            t_check_status(
-                &st[k], p, tag,
-                (long) pick_len((uint32_t) p, (uint32_t) (t_rank * NT + t + 7), (uint32_t) i), ctx);
-            T_CHECK((uint32_t) i ==
-                        t_msg_check(rb + maxlen * (size_t) p, &st[k], (uint32_t) i, ctx),
-                    "%s: wrong seq", ctx);
-            k++;
-        }
-    }
-    free(sb);
-    free(rb);
-    free(r);
-    free(st);
-}
-
 static pthread_barrier_t tbar;
 
 static void *worker(void *arg)
 {
     int t = (int) (long) arg;
-    phase_pairs(t);
+    exchange(t, iters, 100, 0, MPI_Isend, "pairs");
     pthread_barrier_wait(&tbar);
     phase_probe(t);
     pthread_barrier_wait(&tbar);
     phase_pool(t);
     pthread_barrier_wait(&tbar);
-    phase_bsend(t);
+    /* a buffered send is complete for MPI once packed, while progress in
+     * another thread may finish it */
+    exchange(t, iters / 2, 500, 7, MPI_Ibsend, "bsend");
     return NULL;
 }
 

@@ -103,6 +103,15 @@ static inline uint64_t smcuda_fbox_peek(mca_btl_base_endpoint_t *ep)
     }
 }
 
+/* Reader: whether anything (a record, or a skip) may be at the current
+ * position; a hint without ordering, smcuda_fbox_peek decides. */
+static inline bool smcuda_fbox_pending(const mca_btl_base_endpoint_t *ep)
+{
+    return 0 !=
+           __atomic_load_n((const uint64_t *) (ep->in_ring + ((uint32_t) ep->in_pos & ep->in_mask)),
+                           __ATOMIC_RELAXED);
+}
+
 static inline unsigned char *smcuda_fbox_payload(mca_btl_base_endpoint_t *ep)
 {
     return ep->in_ring + ((uint32_t) ep->in_pos & ep->in_mask) + SMCUDA_FBOX_HDR_SIZE;

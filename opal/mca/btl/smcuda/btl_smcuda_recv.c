@@ -228,9 +228,7 @@ int mca_btl_smcuda_progress(void)
         int n = 0;
         for (int i = 0; i < m->n_polled; ++i) {
             mca_btl_base_endpoint_t *ep = m->polled[i];
-            const uint64_t *word =
-                (const uint64_t *) (ep->in_ring + ((uint32_t) ep->in_pos & ep->in_mask));
-            if (0 != __atomic_load_n(word, __ATOMIC_RELAXED)) {
+            if (smcuda_fbox_pending(ep)) {
                 m->in_progress = 1; /* a callback may re-enter progress */
                 n += drain_ring(m, ep, false, 0);
                 m->in_progress = 0;

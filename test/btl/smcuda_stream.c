@@ -10,6 +10,10 @@
  *                  the copy path measured (it is the way taken at start)
  *   expect=fixed   single_copy_adapt false: every stream message took the
  *                  copy path
+ *   expect=pull    (an upper layer that sends large messages through
+ *                  pipeline fragments, with btl_smcuda_pull_fragments 2)
+ *                  the receiver read every fragment's data from the
+ *                  sender's buffer: pulled bytes cover the stream
  *
  * Arguments: size=BYTES (default 131072), windows=N (default 300)
  */
@@ -49,7 +53,8 @@ int main(int argc, char **argv)
     unsigned char *buf;
     MPI_Request req[WINDOW];
     unsigned long long single, copy, sent;
-    MPI_T_pvar_handle h_single, h_copy;
+    MPI_T_pvar_handle h_single, h_copy, h_pulled;
+    unsigned long long pulled;
 
     bu_init(&argc, &argv);
     BU_CHECK(2 == bu_size, "needs 2 ranks");
@@ -63,6 +68,7 @@ int main(int argc, char **argv)
     BU_CHECK(MPI_SUCCESS == MPI_T_pvar_session_create(&session), "no MPI_T session");
     h_single = open_counter("btl_smcuda_stream_single_messages");
     h_copy = open_counter("btl_smcuda_stream_copy_messages");
+    h_pulled = open_counter("btl_smcuda_pull_bytes");
     buf = malloc(size * WINDOW);
     BU_CHECK(NULL != buf, "out of memory");
 
@@ -91,10 +97,25 @@ int main(int argc, char **argv)
 
     single = read_counter(h_single);
     copy = read_counter(h_copy);
+    pulled = read_counter(h_pulled);
     MPI_T_pvar_handle_free(session, &h_single);
     MPI_T_pvar_handle_free(session, &h_copy);
+    MPI_T_pvar_handle_free(session, &h_pulled);
     MPI_T_pvar_session_free(&session);
     sent = (unsigned long long) windows * WINDOW;
+    if (0 == strcmp(expect, "pull")) {
+        /* the first bytes of each message travel with the rendezvous */
+        if (1 == bu_rank) {
+            printf("%s: %llu bytes pulled of %llu sent\n", PROG, pulled,
+                   sent * (unsigned long long) size);
+            BU_CHECK(pulled >= sent * (unsigned long long) (size - 8192), "only %llu bytes pulled",
+                     pulled);
+        } else {
+            BU_CHECK(0 == pulled, "the sending side pulled");
+        }
+        free(buf);
+        return bu_finalize(PROG);
+    }
     if (0 == bu_rank) {
         printf("%s: %llu messages, one-way stream decisions: single copy %llu, copy path %llu\n",
                PROG, sent, single, copy);

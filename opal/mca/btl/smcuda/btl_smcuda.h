@@ -75,6 +75,8 @@ enum {
     SMCUDA_PV_CMA_BOUNCED_BYTES,
     SMCUDA_PV_STREAM_SINGLE,
     SMCUDA_PV_STREAM_COPY,
+    SMCUDA_PV_PULL_MESSAGES,
+    SMCUDA_PV_PULL_BYTES,
     SMCUDA_PV_COUNT
 };
 
@@ -196,6 +198,8 @@ typedef struct mca_btl_smcuda_module_t {
     uint64_t run_last;
     uint64_t run_bytes;
     uint32_t run_frags;
+    unsigned char *pull_buf; /* pulled fragments are assembled here (max_send_size) */
+    size_t pull_cap;
     uint32_t runs_seen;
     opal_list_t pending_eps; /* endpoints with queued fragments */
     int32_t in_progress;     /* progress re-entrance guard */
@@ -229,6 +233,7 @@ typedef struct mca_btl_smcuda_component_t {
     size_t cma_min_size;   /* smaller RDMA-able messages use the copy path */
     size_t split_min_size; /* gets this large are shared by both processes */
     bool path_adapt;       /* one-way streams take the path measured faster */
+    int pull_fragments;    /* 0 never, 1 when measured cheaper (auto), 2 always */
     size_t busy_limit;     /* below: copy path while another single-copy send is live */
     char *backing_directory;
     int verbose;
@@ -358,6 +363,7 @@ bool mca_btl_smcuda_path_single(mca_btl_smcuda_module_t *m, mca_btl_base_endpoin
 uint64_t mca_btl_smcuda_now_ns(void);
 void mca_btl_smcuda_path_get(mca_btl_smcuda_module_t *m, size_t bytes, uint64_t ns);
 void mca_btl_smcuda_path_fragment(mca_btl_smcuda_module_t *m, size_t bytes);
+bool mca_btl_smcuda_path_pull(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep);
 
 /* receive side and progress (btl_smcuda_recv.c) */
 int mca_btl_smcuda_progress(void);

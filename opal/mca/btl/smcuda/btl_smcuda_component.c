@@ -59,6 +59,7 @@ static const char *pv_names[SMCUDA_PV_COUNT] = {
     "sendi_messages", "sendi_bytes",       "put_messages",           "put_bytes",
     "get_messages",   "get_bytes",         "flow_control_stalls",    "get_helped_bytes",
     "atomic_ops",     "cma_bounced_bytes", "stream_single_messages", "stream_copy_messages",
+    "pull_messages",  "pull_bytes",
 };
 static const char *pv_help[SMCUDA_PV_COUNT] = {
     "Messages sent through a peer's fast-box ring",
@@ -82,6 +83,9 @@ static const char *pv_help[SMCUDA_PV_COUNT] = {
     "(the receiver measured it cheaper: btl_smcuda_single_copy_adapt)",
     "Messages of one-way streams below btl_smcuda_single_copy_busy_limit sent through the copy "
     "path",
+    "Pipeline fragments received whose data this process read from the sender's buffer "
+    "(btl_smcuda_pull_fragments)",
+    "Bytes read for pulled pipeline fragments",
 };
 
 static int reg_uint(const char *name, const char *help, unsigned int *storage,
@@ -226,6 +230,15 @@ static int smcuda_register(void)
         "re-measured at least every 100 ms); false: always the copy path",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
         &c->path_adapt);
+    c->pull_fragments = 1;
+    mca_base_component_var_register(
+        v, "pull_fragments",
+        "Pipeline fragments (messages above the eager limit that the upper layer sends "
+        "through fragments) leave their data in the sender's buffer for the receiver to "
+        "read by single copy: 0 never, 1 when the receiver has measured single copy "
+        "cheaper than the copy path (as single_copy_adapt does for streams), 2 always",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
+        &c->pull_fragments);
     c->split_min_size = 64 * 1024;
     mca_base_component_var_register(
         v, "single_copy_split_min",
@@ -295,6 +308,8 @@ static bool params_valid(const mca_btl_smcuda_component_t *c, const mca_btl_base
         bad = "btl_smcuda_max_send_size must be 0..64 MiB";
     } else if (ob1x_param_size_negative(b->btl_rndv_eager_limit)) {
         bad = "btl_smcuda_rndv_eager_limit must be >= 0";
+    } else if (c->pull_fragments < 0 || c->pull_fragments > 2) {
+        bad = "btl_smcuda_pull_fragments must be 0, 1 or 2";
     } else if (ob1x_param_size_negative(c->cma_min_size)) {
         bad = "btl_smcuda_cma_min_size must be >= 0";
     } else if (ob1x_param_size_negative(c->busy_limit)) {
@@ -485,6 +500,12 @@ static void select_copy_mechanism(mca_btl_smcuda_module_t *m)
     if (SMCUDA_COPY_CMA == mca_btl_smcuda_component.single_copy_mechanism) {
         if (OPAL_SUCCESS == mca_btl_smcuda_cma_ops.query(&why)) {
             m->copy = &mca_btl_smcuda_cma_ops;
+            /* pulled fragments are assembled here; without it none are sent */
+            m->pull_cap = m->super.btl_max_send_size;
+            if (mca_btl_smcuda_component.pull_fragments > 0 &&
+                0 != posix_memalign((void **) &m->pull_buf, 64, m->pull_cap)) {
+                m->pull_buf = NULL;
+            }
         } else if (0 == m->my_lrank) {
             opal_output(0, "btl/smcuda: CMA single copy unavailable (%s); using copy-in/copy-out",
                         why);

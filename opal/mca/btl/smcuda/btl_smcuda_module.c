@@ -41,9 +41,43 @@ static int smcuda_free(struct mca_btl_base_module_t *btl, mca_btl_base_descripto
     return OPAL_SUCCESS;
 }
 
+/* A pipeline fragment whose data the receiver pulls from our buffer (single
+ * copy) instead of our copying it in: the fragment holds the address, then
+ * the `reserve` header bytes the caller fills in. NULL when it cannot be. */
+static mca_btl_smcuda_frag_t *pull_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
+                                        struct opal_convertor_t *convertor, size_t reserve,
+                                        size_t data)
+{
+    mca_btl_smcuda_frag_t *frag =
+        mca_btl_smcuda_frag_alloc(m, ep, sizeof(smcuda_pull_desc_t) + reserve);
+    smcuda_pull_desc_t *d;
+    size_t pos = convertor->bConverted + data;
+    void *src;
+
+    if (NULL == frag) {
+        return NULL;
+    }
+    if (frag->priv) { /* ring only: the receiver could not find the address */
+        mca_btl_smcuda_frag_return(frag);
+        return NULL;
+    }
+    opal_convertor_get_current_pointer(convertor, &src);
+    d = (smcuda_pull_desc_t *) frag->segment.seg_addr.pval;
+    d->addr = (uint64_t) (uintptr_t) src;
+    d->len = (uint32_t) data;
+    d->reserve = (uint32_t) reserve;
+    opal_convertor_set_position(convertor, &pos);
+    frag->pull = true;
+    frag->segment.seg_addr.pval = d + 1;
+    frag->segment.seg_len = reserve + data; /* what it stands for (the upper layer counts it) */
+    return frag;
+}
+
 /* Packs `reserve` header bytes (filled in later by the caller) and up to
  * *size data bytes straight into a shared fragment: the data is written
- * once, in place, where the receiver will read it. */
+ * once, in place, where the receiver will read it. A pipeline fragment may
+ * instead leave its data where it is for the receiver to pull
+ * (btl_smcuda_path.c decides). */
 static mca_btl_base_descriptor_t *smcuda_prepare_src(struct mca_btl_base_module_t *btl,
                                                      struct mca_btl_base_endpoint_t *ep,
                                                      struct opal_convertor_t *convertor,
@@ -57,6 +91,16 @@ static mca_btl_base_descriptor_t *smcuda_prepare_src(struct mca_btl_base_module_
     (void) order;
     if (reserve + data > btl->btl_max_send_size) {
         data = btl->btl_max_send_size - reserve;
+    }
+    if (data > btl->btl_eager_limit && ob1x_convertor_flat(convertor) &&
+        mca_btl_smcuda_path_pull(m, ep)) {
+        frag = pull_frag(m, ep, convertor, reserve, data);
+        if (NULL != frag) {
+            frag->base.des_flags = flags;
+            frag->base.order = MCA_BTL_NO_ORDER;
+            *size = data;
+            return &frag->base;
+        }
     }
     frag = mca_btl_smcuda_frag_alloc(m, ep, reserve + data);
     if (SMCUDA_UNLIKELY(NULL == frag)) {
@@ -207,6 +251,8 @@ int mca_btl_smcuda_finalize(struct mca_btl_base_module_t *btl)
     free(m->polled);
     m->eps = m->polled = NULL;
     m->n_polled = 0;
+    free(m->pull_buf);
+    m->pull_buf = NULL;
     OBJ_DESTRUCT(&m->pending_eps);
     OBJ_DESTRUCT(&m->done);
     OPAL_LIST_DESTRUCT(&m->amo_backlog);

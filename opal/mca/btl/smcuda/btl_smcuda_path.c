@@ -120,6 +120,19 @@ static bool measured_single(const mca_btl_base_endpoint_t *ep)
            __atomic_load_n(&peer->copy_ps, __ATOMIC_RELAXED);
 }
 
+/* A pipeline fragment about to be packed: leave the data for the receiver
+ * to pull (single copy) instead? */
+bool mca_btl_smcuda_path_pull(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep)
+{
+    const mca_btl_smcuda_component_t *c = &mca_btl_smcuda_component;
+
+    if (0 == c->pull_fragments || NULL == m->pull_buf || NULL == ep || NULL == ep->seg ||
+        !ep->copy_ok) {
+        return false;
+    }
+    return 2 == c->pull_fragments || measured_single(ep);
+}
+
 bool mca_btl_smcuda_path_single(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
                                 size_t size)
 {

@@ -45,7 +45,7 @@ static inline bool push_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t
 
     hdr->len = (uint32_t) frag->segment.seg_len;
     hdr->tag = frag->tag;
-    hdr->flags = 0;
+    hdr->flags = frag->pull ? SMCUDA_FRAG_PULL : 0;
     hdr->seq = ep->send_seq;
     hdr->complete = 0;
     /* the push's release orders the header and payload stores before it */
@@ -86,7 +86,8 @@ static inline bool ring_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t
 
 static inline bool ring_ok(mca_btl_base_endpoint_t *ep, mca_btl_smcuda_frag_t *frag)
 {
-    return frag->segment.seg_len <= ep->out_max && NULL != ep->out_ring;
+    /* a pulled fragment's length is the data it stands for, not what it holds */
+    return frag->segment.seg_len <= ep->out_max && NULL != ep->out_ring && !frag->pull;
 }
 
 /* Queues a fragment behind the ones already waiting. Caller holds ep->lock. */

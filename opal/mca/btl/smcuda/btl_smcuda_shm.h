@@ -102,6 +102,20 @@ typedef struct smcuda_fifo_t {
 /* fragments (pool of the sender, referenced through the receiver's FIFO) */
 /* ------------------------------------------------------------------ */
 
+/* flags of a fragment header */
+#define SMCUDA_FRAG_PULL                                                                           \
+    0x01 /* the payload stays in the sender's memory: the fragment                                 \
+          * holds a smcuda_pull_desc_t, then the upper layer's header */
+
+/* A pulled fragment: the receiver copies `len` bytes from `addr` in the
+ * sender's address space (single copy), after the `reserve` header bytes
+ * that follow this descriptor in the fragment. */
+typedef struct smcuda_pull_desc_t {
+    uint64_t addr;
+    uint32_t len;
+    uint32_t reserve;
+} smcuda_pull_desc_t;
+
 typedef struct smcuda_frag_hdr_t {
     uint32_t len;      /* payload bytes following this header */
     uint8_t tag;       /* active-message tag the receiver dispatches on */

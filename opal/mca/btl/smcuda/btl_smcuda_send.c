@@ -126,8 +126,10 @@ int mca_btl_smcuda_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_e
     mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
     mca_btl_smcuda_frag_t *frag = (mca_btl_smcuda_frag_t *) des;
     uint32_t flags = des->des_flags;
-    bool need_cb =
-        (flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK) || !(flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
+    /* a pulled fragment's data is still the caller's until the receiver
+     * has read it: never "done" before that */
+    bool need_cb = frag->pull || (flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK) ||
+                   !(flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
 
     frag->tag = tag;
     frag->need_cb = need_cb;
@@ -135,7 +137,7 @@ int mca_btl_smcuda_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_e
     (void) mca_btl_smcuda_frag_start(m, ep, frag);
     OPAL_THREAD_UNLOCK(&ep->lock);
     /* the data is in shared memory (or queued with its own copy): complete
-     * now unless a callback is due */
+     * now unless a callback is due or the data is to be pulled */
     return need_cb ? OPAL_SUCCESS : 1;
 }
 

@@ -103,6 +103,20 @@ static int reg_int(const char *name, const char *help, int *storage, mca_base_va
                                            MCA_BASE_VAR_SCOPE_LOCAL, storage);
 }
 
+static int reg_size(const char *name, const char *help, size_t *storage)
+{
+    return mca_base_component_var_register(&mca_btl_smcuda_component.super.btl_version, name, help,
+                                           MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                           MCA_BASE_VAR_SCOPE_LOCAL, storage);
+}
+
+static int reg_bool(const char *name, const char *help, bool *storage)
+{
+    return mca_base_component_var_register(&mca_btl_smcuda_component.super.btl_version, name, help,
+                                           MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                           MCA_BASE_VAR_SCOPE_LOCAL, storage);
+}
+
 static void set_module_defaults(mca_btl_base_module_t *b)
 {
     b->btl_exclusivity = MCA_BTL_EXCLUSIVITY_HIGH + 1; /* above vader (HIGH) */
@@ -207,46 +221,36 @@ static int smcuda_register(void)
         return rc;
     }
     c->cma_min_size = 32 * 1024;
-    mca_base_component_var_register(
-        v, "cma_min_size",
-        "Messages smaller than this many bytes are not offered for single copy (the "
-        "registration is declined), so the upper layer moves them through shared fragments",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
-        &c->cma_min_size);
+    reg_size("cma_min_size",
+             "Messages smaller than this many bytes are not offered for single copy (the "
+             "registration is declined), so the upper layer moves them through shared fragments",
+             &c->cma_min_size);
     c->busy_limit = 2 * 1024 * 1024;
-    mca_base_component_var_register(
-        v, "single_copy_busy_limit",
-        "Messages below this many bytes, sent while another single-copy send is still in "
-        "flight and no peer is streaming to us (a one-way stream), take the path that "
-        "single_copy_adapt chooses; isolated messages and two-way streams use single copy "
-        "from cma_min_size up (0: always single copy)",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
-        &c->busy_limit);
+    reg_size("single_copy_busy_limit",
+             "Messages below this many bytes, sent while another single-copy send is still in "
+             "flight and no peer is streaming to us (a one-way stream), take the path that "
+             "single_copy_adapt chooses; isolated messages and two-way streams use single copy "
+             "from cma_min_size up (0: always single copy)",
+             &c->busy_limit);
     c->path_adapt = true;
-    mca_base_component_var_register(
-        v, "single_copy_adapt",
-        "One-way streams of messages below single_copy_busy_limit take the copy path or "
-        "single copy, whichever the receiving process measures faster per byte (each is "
-        "re-measured at least every 100 ms); false: always the copy path",
-        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
-        &c->path_adapt);
+    reg_bool("single_copy_adapt",
+             "One-way streams of messages below single_copy_busy_limit take the copy path or "
+             "single copy, whichever the receiving process measures faster per byte (each is "
+             "re-measured at least every 100 ms); false: always the copy path",
+             &c->path_adapt);
     c->pull_fragments = 1;
-    mca_base_component_var_register(
-        v, "pull_fragments",
-        "Pipeline fragments (messages above the eager limit that the upper layer sends "
-        "through fragments) leave their data in the sender's buffer for the receiver to "
-        "read by single copy: 0 never, 1 when the receiver has measured single copy "
-        "cheaper than the copy path (as single_copy_adapt does for streams), 2 always",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
-        &c->pull_fragments);
+    reg_int("pull_fragments",
+            "Pipeline fragments (messages above the eager limit that the upper layer sends "
+            "through fragments) leave their data in the sender's buffer for the receiver to "
+            "read by single copy: 0 never, 1 when the receiver has measured single copy "
+            "cheaper than the copy path (as single_copy_adapt does for streams), 2 always",
+            &c->pull_fragments, OPAL_INFO_LVL_5);
     c->split_min_size = 64 * 1024;
-    mca_base_component_var_register(
-        v, "single_copy_split_min",
-        "btl_get of at least this many bytes is shared between both processes: the reader "
-        "pulls chunks while the data owner pushes chunks from its progress loop (0: never "
-        "split)",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
-        &c->split_min_size);
+    reg_size("single_copy_split_min",
+             "btl_get of at least this many bytes is shared between both processes: the reader "
+             "pulls chunks while the data owner pushes chunks from its progress loop (0: never "
+             "split)",
+             &c->split_min_size);
     c->backing_directory = "/dev/shm";
     mca_base_component_var_register(
         v, "backing_directory",

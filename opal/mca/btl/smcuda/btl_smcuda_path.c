@@ -105,10 +105,16 @@ void mca_btl_smcuda_path_fragment(mca_btl_smcuda_module_t *m, size_t bytes)
  * until the receiver has measured it again. */
 static bool measured_single(const mca_btl_base_endpoint_t *ep)
 {
-    const smcuda_seg_hdr_t *peer = (const smcuda_seg_hdr_t *) ep->seg;
-    uint64_t now = mca_btl_smcuda_now_ns();
-    uint64_t copy_when = __atomic_load_n(&peer->copy_when, __ATOMIC_RELAXED);
-    uint64_t get_when = __atomic_load_n(&peer->get_when, __ATOMIC_RELAXED);
+    const smcuda_seg_hdr_t *peer;
+    uint64_t now, copy_when, get_when;
+
+    if (NULL == ep || MCA_BTL_ENDPOINT_ANY == ep || NULL == ep->seg) {
+        return false; /* no receiver's figures to read */
+    }
+    peer = (const smcuda_seg_hdr_t *) ep->seg;
+    now = mca_btl_smcuda_now_ns();
+    copy_when = __atomic_load_n(&peer->copy_when, __ATOMIC_RELAXED);
+    get_when = __atomic_load_n(&peer->get_when, __ATOMIC_RELAXED);
 
     if (0 == copy_when || now - copy_when > STALE_NS) {
         return false;
@@ -126,8 +132,7 @@ bool mca_btl_smcuda_path_pull(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_
 {
     const mca_btl_smcuda_component_t *c = &mca_btl_smcuda_component;
 
-    if (0 == c->pull_fragments || NULL == m->pull_buf || NULL == ep || NULL == ep->seg ||
-        !ep->copy_ok) {
+    if (0 == c->pull_fragments || NULL == m->pull_buf || NULL == ep || !ep->copy_ok) {
         return false;
     }
     return 2 == c->pull_fragments || measured_single(ep);
@@ -147,8 +152,7 @@ bool mca_btl_smcuda_path_single(mca_btl_smcuda_module_t *m, mca_btl_base_endpoin
     if (size >= c->busy_limit || 0 == m->remote_regs || two_way) {
         return true;
     }
-    single = c->path_adapt && NULL != ep && MCA_BTL_ENDPOINT_ANY != ep && NULL != ep->seg &&
-             measured_single(ep);
+    single = c->path_adapt && measured_single(ep);
     smcuda_pv_add(single ? SMCUDA_PV_STREAM_SINGLE : SMCUDA_PV_STREAM_COPY, 1);
     return single;
 }

@@ -11,7 +11,10 @@
  *    it (in any order relative to other matched messages);
  *  - MPI_PROC_NULL: Mprobe/Improbe give MPI_MESSAGE_NO_PROC with an empty
  *    status, and Mrecv of it completes at once;
- *  - Iprobe/Improbe for a message that was never sent return false.
+ *  - Iprobe/Improbe for a message that was never sent return false;
+ *  - calls that complete one request (Recv, Probe, Iprobe, Mprobe,
+ *    Improbe, Mrecv, Wait, Test) leave the status's MPI_ERROR field as the
+ *    caller set it (MPI standard, "Return Status").
  *
  * Rank 0 sends, rank 1 probes and receives; with 3 ranks rank 2 also sends
  * (ANY_SOURCE probes).
@@ -242,6 +245,59 @@ static void proc_null(void)
     T_CHECK(MPI_PROC_NULL == st.MPI_SOURCE, "Probe(MPI_PROC_NULL) source %d", st.MPI_SOURCE);
 }
 
+#define ERROR_SENTINEL (-4711)
+
+static void check_untouched(const MPI_Status *st, const char *call, const char *ctx)
+{
+    T_CHECK(ERROR_SENTINEL == st->MPI_ERROR, "%s: %s wrote MPI_ERROR (%d)", ctx, call,
+            st->MPI_ERROR);
+}
+
+/* Every single-completion receive and probe call on one message size. */
+static void status_error_untouched(size_t len, int tag)
+{
+    enum { N = 4 };
+    char ctx[96];
+    snprintf(ctx, sizeof(ctx), "status MPI_ERROR size %zu", len);
+    if (0 == t_rank) {
+        for (int i = 0; i < N; i++)
+            send_one(tag, (uint32_t) i, len);
+    } else if (1 == t_rank) {
+        unsigned char *b = t_malloc(maxsz);
+        MPI_Status st;
+        MPI_Message m;
+        MPI_Request r;
+        int flag = 0;
+
+        st.MPI_ERROR = ERROR_SENTINEL;
+        T_MPI(MPI_Probe(0, tag, MPI_COMM_WORLD, &st));
+        check_untouched(&st, "MPI_Probe", ctx);
+        while (!flag)
+            T_MPI(MPI_Iprobe(0, tag, MPI_COMM_WORLD, &flag, &st));
+        check_untouched(&st, "MPI_Iprobe", ctx);
+        T_MPI(MPI_Recv(b, (int) maxsz, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &st));
+        check_untouched(&st, "MPI_Recv", ctx);
+        T_MPI(MPI_Mprobe(0, tag, MPI_COMM_WORLD, &m, &st));
+        check_untouched(&st, "MPI_Mprobe", ctx);
+        T_MPI(MPI_Mrecv(b, (int) maxsz, MPI_BYTE, &m, &st));
+        check_untouched(&st, "MPI_Mrecv", ctx);
+        for (flag = 0; !flag;)
+            T_MPI(MPI_Improbe(0, tag, MPI_COMM_WORLD, &flag, &m, &st));
+        check_untouched(&st, "MPI_Improbe", ctx);
+        T_MPI(MPI_Imrecv(b, (int) maxsz, MPI_BYTE, &m, &r));
+        T_MPI(MPI_Wait(&r, &st));
+        check_untouched(&st, "MPI_Wait", ctx);
+        T_MPI(MPI_Irecv(b, (int) maxsz, MPI_BYTE, 0, tag, MPI_COMM_WORLD, &r));
+        for (flag = 0; !flag;)
+            T_MPI(MPI_Test(&r, &flag, &st));
+        check_untouched(&st, "MPI_Test", ctx);
+        st.MPI_ERROR = MPI_SUCCESS;
+        T_CHECK(N - 1 == t_msg_check(b, &st, N - 1, ctx), "%s: last message out of order", ctx);
+        free(b);
+    }
+    T_MPI(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 int main(int argc, char **argv)
 {
     int tag = 100;
@@ -271,5 +327,7 @@ int main(int argc, char **argv)
             }
         mrecv_reverse(tag++);
     }
+    for (int i = 0; i < 3; i++)
+        status_error_untouched(sizes[i] < T_MSG_HDR ? T_MSG_HDR : sizes[i], tag++);
     return t_finalize();
 }

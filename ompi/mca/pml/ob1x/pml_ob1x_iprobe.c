@@ -13,12 +13,12 @@
 #include "pml_ob1x.h"
 #include "pml_ob1x_match.h"
 
+/* MPI_ERROR stays as the caller had it (single-completion call). */
 static void probe_status(ompi_status_public_t *status, const ob1x_recv_frag_t *frag)
 {
     if (MPI_STATUS_IGNORE != status) {
         status->MPI_SOURCE = frag->hdr.match.src;
         status->MPI_TAG = frag->hdr.match.tag;
-        status->MPI_ERROR = OMPI_SUCCESS;
         status->_ucount = ob1x_frag_msg_length(frag);
         status->_cancelled = 0;
     }

@@ -40,7 +40,9 @@ int ob1x_irecv(void *buf, size_t count, struct ompi_datatype_t *dtype, int src, 
     return OMPI_SUCCESS;
 }
 
-/* Wait, copy the status out, free; returns the MPI error of the receive. */
+/* Wait, copy the status out, free; returns the MPI error of the receive.
+ * The status's MPI_ERROR field is left as the caller had it: only calls
+ * that complete several requests write it (MPI standard, "Return Status"). */
 static int recv_finish(ompi_request_t *request, ompi_status_public_t *status)
 {
     int rc;
@@ -49,7 +51,6 @@ static int recv_finish(ompi_request_t *request, ompi_status_public_t *status)
     rc = request->req_status.MPI_ERROR;
     if (MPI_STATUS_IGNORE != status) {
         OMPI_COPY_STATUS(status, request->req_status, false);
-        status->MPI_ERROR = rc;
     }
     ompi_request_free(&request);
     return rc;

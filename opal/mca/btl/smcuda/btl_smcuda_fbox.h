@@ -18,16 +18,15 @@ static inline uint32_t smcuda_fbox_rec_size(uint32_t len)
     return (uint32_t) SMCUDA_ALIGN(SMCUDA_FBOX_HDR_SIZE + len, SMCUDA_CACHE_LINE);
 }
 
-/* Protocol invariant: the word at the reader's next position is zero until
- * the writer publishes a record (or skip) there.  The file starts zeroed;
- * before publishing a record the writer zeroes the header word just past
- * it, where the reader will look next, and the release store of the header
- * makes that zero visible first.  Records start on line boundaries and the
- * reader only reads record starts, so stale bytes of an earlier lap never
- * pass for a header, and the reader writes nothing into the ring: a line
- * it consumed stays shared, so the writer's next lap upgrades it instead of
- * fetching it back from the reader's cache.  The stamp in each header is a
- * consistency check on top. */
+/* Protocol invariant: the first word of every cache line of the ring that
+ * the writer may use next is zero.  The file starts zeroed, and the reader
+ * clears the first word of each line of a record it has consumed before it
+ * releases that space (tail).  Records start on line boundaries, so the
+ * reader, which only looks at record starts, sees either zero or a
+ * complete record: stale bytes of an earlier lap never pass for a header.
+ * Clearing is done by the reader (plain stores, off the sender's critical
+ * path) so that the line the reader polls next is not one the writer has
+ * just touched.  The stamp in each header is a consistency check on top. */
 
 /* Reserves room for a record with `len` payload bytes in the ring to `ep`.
  * Returns the payload pointer, or NULL when the ring lacks room.  A record
@@ -41,8 +40,7 @@ static inline unsigned char *smcuda_fbox_reserve(mca_btl_base_endpoint_t *ep, ui
     uint32_t at = (uint32_t) head & ep->out_mask;
     uint32_t room = size - at;
     bool wrap = need > room;
-    /* the record, and the next header word that publish zeroes */
-    uint64_t total = (wrap ? (uint64_t) room + need : need) + SMCUDA_FBOX_HDR_SIZE;
+    uint64_t total = wrap ? (uint64_t) room + need : need;
 
     if (SMCUDA_UNLIKELY(head + total - ep->out_tail > size)) {
         /* acquire: the reader's loads from the records it has released are
@@ -66,11 +64,8 @@ static inline void smcuda_fbox_publish(mca_btl_base_endpoint_t *ep, uint32_t len
     uint64_t rec = ep->out_wrap ? head + (ep->out_mask + 1 - at) : head;
     uint32_t rec_at = (uint32_t) rec & ep->out_mask;
 
-    /* where the reader looks after this record (reserve kept it free) */
-    __atomic_store_n((uint64_t *) (ep->out_ring + ((uint32_t) (rec + need) & ep->out_mask)), 0,
-                     __ATOMIC_RELAXED);
-    /* release: the payload and that zero are visible before the header
-     * that validates the record */
+    /* release: the payload is visible before the header that validates
+     * the record */
     __atomic_store_n((uint64_t *) (ep->out_ring + rec_at), smcuda_fbox_word(rec, seq, len, tag, 0),
                      __ATOMIC_RELEASE);
     if (SMCUDA_UNLIKELY(ep->out_wrap)) {
@@ -101,6 +96,9 @@ static inline uint64_t smcuda_fbox_peek(mca_btl_base_endpoint_t *ep)
         if (SMCUDA_LIKELY(0 == (SMCUDA_FBOX_W_FLAGS(w) & SMCUDA_FBOX_SKIP))) {
             return w;
         }
+        /* the writer wrote only this word of the skipped region */
+        __atomic_store_n((uint64_t *) (ep->in_ring + ((uint32_t) pos & ep->in_mask)), 0,
+                         __ATOMIC_RELAXED);
         ep->in_pos = pos + (ep->in_mask + 1) - ((uint32_t) pos & ep->in_mask);
     }
 }
@@ -119,17 +117,24 @@ static inline unsigned char *smcuda_fbox_payload(mca_btl_base_endpoint_t *ep)
     return ep->in_ring + ((uint32_t) ep->in_pos & ep->in_mask) + SMCUDA_FBOX_HDR_SIZE;
 }
 
-/* Done with the current record: step over it. */
+/* Done with the current record: clear the first word of each of its lines
+ * (see the invariant) and step over it. */
 static inline void smcuda_fbox_consume(mca_btl_base_endpoint_t *ep, uint32_t len)
 {
-    ep->in_pos += smcuda_fbox_rec_size(len);
+    uint32_t size = smcuda_fbox_rec_size(len);
+    unsigned char *rec = ep->in_ring + ((uint32_t) ep->in_pos & ep->in_mask);
+
+    for (uint32_t off = 0; off < size; off += SMCUDA_CACHE_LINE) {
+        __atomic_store_n((uint64_t *) (rec + off), 0, __ATOMIC_RELAXED);
+    }
+    ep->in_pos += size;
 }
 
 /* Tells the writer how far we have read. */
 static inline void smcuda_fbox_release(mca_btl_base_endpoint_t *ep)
 {
-    /* release: our reads of the consumed records complete before the
-     * writer can see the space as free */
+    /* release: our reads of the consumed records, and the clearing
+     * stores, complete before the writer can see the space as free */
     __atomic_store_n(&ep->in_ctl->tail, ep->in_pos, __ATOMIC_RELEASE);
 }
 

@@ -465,6 +465,10 @@ static bool send_one_frag(ob1x_send_request_t *req)
  * Keep up to send_pipeline_depth FRAGs in flight. Several threads may call
  * this at once (ACK, completions, progress); the counter lets exactly one of
  * them run the loop, and makes it loop again if others called meanwhile.
+ * A pass serves only the calls counted before it began: a completion that
+ * calls while a pass is failing for lack of resources (and so did not queue
+ * the request, a FRAG being in flight) must get a pass of its own, or
+ * nothing would ever schedule the rest.
  */
 void ob1x_send_request_schedule(ob1x_send_request_t *req)
 {
@@ -472,9 +476,14 @@ void ob1x_send_request_schedule(ob1x_send_request_t *req)
         return;
     }
     for (;;) {
-        int32_t calls;
+        /* acquire: what this pass reads is at least as new as the calls */
+        int32_t calls = __atomic_load_n(&req->schedule_lock, __ATOMIC_ACQUIRE);
+        /* A request queued for progress (by an earlier pass) stays on the
+         * pending list until progress takes it off: sending more now could
+         * complete and recycle it while it is still listed there. */
         while (req->offset < req->base.req_bytes_packed &&
-               req->frags_in_flight < mca_pml_ob1x.params.send_pipeline_depth) {
+               req->frags_in_flight < mca_pml_ob1x.params.send_pipeline_depth &&
+               OB1X_SEND_IDLE == req->state) {
             if (!send_one_frag(req)) {
                 if (0 == req->frags_in_flight) {
                     /* Nothing in flight will call us back: progress must. */
@@ -483,8 +492,7 @@ void ob1x_send_request_schedule(ob1x_send_request_t *req)
                 break;
             }
         }
-        /* Absorb the calls made while we looped; loop again if more came. */
-        calls = req->schedule_lock;
+        /* Absorb the calls this pass served; loop again if more came. */
         if (0 == OPAL_THREAD_ADD_FETCH32(&req->schedule_lock, -calls)) {
             break;
         }

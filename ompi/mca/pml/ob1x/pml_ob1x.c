@@ -153,11 +153,10 @@ static int progress_sends(void)
                 ob1x_send_request_queue(req, OB1X_SEND_START_PENDING);
                 break; /* still no room: try again on a later call */
             }
-        } else {
-            ob1x_send_request_schedule(req);
-            if (OB1X_SEND_IDLE != req->state) {
-                break;
-            }
+        } else if (ob1x_send_request_schedule(req)) {
+            /* queued again: try on a later call. Not read back from req,
+             * which may be complete and recycled once the call returns. */
+            break;
         }
         ++done;
     }

@@ -470,10 +470,12 @@ static bool send_one_frag(ob1x_send_request_t *req)
  * the request, a FRAG being in flight) must get a pass of its own, or
  * nothing would ever schedule the rest.
  */
-void ob1x_send_request_schedule(ob1x_send_request_t *req)
+bool ob1x_send_request_schedule(ob1x_send_request_t *req)
 {
+    bool queued = false;
+
     if (OPAL_THREAD_ADD_FETCH32(&req->schedule_lock, 1) != 1) {
-        return;
+        return false;
     }
     for (;;) {
         /* acquire: what this pass reads is at least as new as the calls */
@@ -488,6 +490,7 @@ void ob1x_send_request_schedule(ob1x_send_request_t *req)
                 if (0 == req->frags_in_flight) {
                     /* Nothing in flight will call us back: progress must. */
                     ob1x_send_request_queue(req, OB1X_SEND_SCHEDULE_PENDING);
+                    queued = true;
                 }
                 break;
             }
@@ -497,6 +500,7 @@ void ob1x_send_request_schedule(ob1x_send_request_t *req)
             break;
         }
     }
+    return queued;
 }
 
 void ob1x_send_request_acked(ob1x_send_request_t *req, uint64_t dst_req)

@@ -153,10 +153,17 @@ static int progress_sends(void)
                 ob1x_send_request_queue(req, OB1X_SEND_START_PENDING);
                 break; /* still no room: try again on a later call */
             }
-        } else if (ob1x_send_request_schedule(req)) {
-            /* queued again: try on a later call. Not read back from req,
-             * which may be complete and recycled once the call returns. */
-            break;
+        } else {
+            /* Hold the request for the pass, as the other callers of the
+             * scheduler do: FRAGs it sends may complete in other threads,
+             * and the last of them must not recycle it under the pass. */
+            bool queued;
+            OPAL_THREAD_ADD_FETCH64(&req->outstanding, 1);
+            queued = ob1x_send_request_schedule(req);
+            ob1x_send_request_subtract(req, 1);
+            if (queued) {
+                break; /* still no room: try again on a later call */
+            }
         }
         ++done;
     }

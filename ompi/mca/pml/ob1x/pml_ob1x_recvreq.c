@@ -186,7 +186,11 @@ static uint32_t payload_iov(struct iovec *iov, const unsigned char *data, size_t
 
 static void recv_request_add_bytes(ob1x_recv_request_t *req, size_t bytes)
 {
-    if (OPAL_THREAD_ADD_FETCH_SIZE_T(&req->bytes_received, bytes) == req->msg_length) {
+    /* Read before the add: once another thread's add completes the
+     * request, it may be recycled and matched to a new message. */
+    size_t total = req->msg_length;
+
+    if (OPAL_THREAD_ADD_FETCH_SIZE_T(&req->bytes_received, bytes) == total) {
         ob1x_recv_request_complete(req);
     }
 }
@@ -212,7 +216,7 @@ void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
 {
     struct iovec iov[MCA_BTL_DES_MAX_SEGMENTS + 1];
     uint32_t n;
-    size_t payload = 0;
+    size_t payload = 0, total;
 
     if (OPAL_LIKELY(0 == nmore && OB1X_HDR_MATCH == hdr->common.type)) {
         /* The common eager case: one piece, no accounting against FRAGs. */
@@ -240,7 +244,8 @@ void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
         ob1x_recv_request_complete(req);
         return;
     }
-    ob1x_recv_request_matched(req, &hdr->match, (size_t) hdr->rndv.msg_length);
+    total = (size_t) hdr->rndv.msg_length;
+    ob1x_recv_request_matched(req, &hdr->match, total);
     /* ACK before unpacking: the sender's next fragments travel while we copy
      * this one. It must also leave before the last byte is counted, or the
      * user could recycle the request while we still read it. Fragments the
@@ -252,7 +257,9 @@ void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
         recv_unpack(req, 0, iov, n);
         OPAL_THREAD_UNLOCK(&req->lock);
     }
-    if (0 == req->msg_length) {
+    /* Not req->msg_length: after the ACK, FRAGs handled by other threads
+     * may complete an empty-RNDV message and the request be reused. */
+    if (0 == total) {
         ob1x_recv_request_complete(req);
     } else if (payload > 0) {
         recv_request_add_bytes(req, payload);

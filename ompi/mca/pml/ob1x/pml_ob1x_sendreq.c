@@ -449,15 +449,17 @@ static bool send_one_frag(ob1x_send_request_t *req)
     des->des_cbfunc = send_pipeline_frag_done;
     des->des_cbdata = req;
 
-    req->offset += size;
     OPAL_THREAD_ADD_FETCH32(&req->frags_in_flight, 1);
     rc = mca_bml_base_send(bml_btl, des, OB1X_BTL_TAG(OB1X_HDR_FRAG));
     if (OPAL_UNLIKELY(rc < 0)) {
         OPAL_THREAD_ADD_FETCH32(&req->frags_in_flight, -1);
-        req->offset -= size;
         mca_bml_base_free(bml_btl, des);
         return false;
     }
+    /* Advanced only once the FRAG is out: a completion in another thread
+     * reads it to decide whether to call the scheduler, and must never see
+     * the end of the message before it is really all handed out. */
+    req->offset += size;
     return true;
 }
 

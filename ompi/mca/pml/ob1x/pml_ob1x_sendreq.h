@@ -89,9 +89,11 @@ int ob1x_send_start_buffered(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_b
 void ob1x_send_request_adopt_eager(ob1x_send_request_t *req, mca_btl_base_descriptor_t *des,
                                    ob1x_protocol_t proto);
 void ob1x_send_request_reprepare(ob1x_send_request_t *req);
-/* Returns true when the call put the request on the pending list (a BTL
- * ran out of resources with nothing in flight); otherwise the request may
- * be complete and recycled by the time it returns. */
+/* The caller must hold a unit of `outstanding` across the call (the ACK,
+ * a FRAG's completion, or one taken for it): the pass reads and writes the
+ * request after handing FRAGs to BTLs, which may complete them in other
+ * threads. Returns true when the call put the request on the pending list
+ * (a BTL ran out of resources with nothing in flight). */
 bool ob1x_send_request_schedule(ob1x_send_request_t *req);
 /* Fill the sequence slot of a send that failed before sending anything. */
 void ob1x_send_request_void(ob1x_send_request_t *req);

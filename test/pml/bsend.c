@@ -17,6 +17,7 @@
  *    counters: standard/ready/buffered zero-byte sends are eager (immediate
  *    on BTLs with sendi), synchronous ones go through the send/recv
  *    pipeline and count as synchronous.
+ *  - many Ibsends at a buffer with room for two (crowded below).
  * Rank 0 sends, rank 1 receives.
  */
 #include "tpml.h"
@@ -199,6 +200,62 @@ static void zero_bytes(void)
     T_MPI(MPI_Barrier(MPI_COMM_WORLD));
 }
 
+/* Many Ibsends at a buffer with room for two pending messages, receiver
+ * not posted: each is refused at the call (MPI_ERR_BUFFER) or delivered.
+ * With two BTLs of different eager limits, a send taken as eager on one BTL
+ * may be retried (after a resource failure, see pml_ob1x_fault_every) on the
+ * other, where it needs the full buffer: it was accepted, so it must still
+ * arrive. Zero-byte sends on another tag between some of them vary the BTL
+ * each one starts on (the BTLs take turns). Every accepted message is
+ * checked, in order. ob1x only: stock ob1 loses the sequence number of a
+ * refused send (see fail_comm). */
+static void crowded(void)
+{
+    enum { N = 200, TAG_NUDGE = 31 };
+    size_t s = lim.eager_min < lim.eager_max ? (lim.eager_min + lim.eager_max) / 2
+                                             : lim.eager_max + 1000;
+    int bsize = (int) (2 * (s + MPI_BSEND_OVERHEAD) + 64), sz, refused = 0;
+    int counts[2] = {0, 0}; /* accepted, nudges */
+    void *bb = t_malloc((size_t) bsize), *old;
+
+    if (0 == t_rank) {
+        unsigned char *m = t_malloc(s * N);
+        MPI_Request r[N];
+        T_MPI(MPI_Buffer_attach(bb, bsize));
+        for (int i = 0; i < N; i++) {
+            unsigned char *mi = m + s * (size_t) counts[0];
+            int rc;
+            if (t_seed(0, 30, (uint32_t) i) % 2) {
+                T_MPI(MPI_Send(NULL, 0, MPI_BYTE, 1, TAG_NUDGE, MPI_COMM_WORLD));
+                counts[1]++;
+            }
+            t_msg_fill(mi, s, 0, 30, (uint32_t) counts[0]);
+            rc = MPI_Ibsend(mi, (int) s, MPI_BYTE, 1, 30, MPI_COMM_WORLD, &r[counts[0]]);
+            if (MPI_SUCCESS == rc) {
+                counts[0]++;
+            } else {
+                T_CHECK(MPI_ERR_BUFFER == err_class(rc), "crowded Ibsend %d returned %s", i,
+                        t_err_string(rc));
+                refused++;
+            }
+        }
+        T_CHECK(refused > 0, "a buffer for two messages took all %d", N);
+        t_log("crowded: %d of %d Ibsends of %zu bytes accepted", counts[0], N, s);
+        T_MPI(MPI_Send(counts, 2, MPI_INT, 1, TAG_TOKEN, MPI_COMM_WORLD));
+        T_MPI(MPI_Waitall(counts[0], r, MPI_STATUSES_IGNORE));
+        T_MPI(MPI_Buffer_detach(&old, &sz));
+        free(m);
+    } else if (1 == t_rank) {
+        T_MPI(MPI_Recv(counts, 2, MPI_INT, 0, TAG_TOKEN, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        for (int i = 0; i < counts[0]; i++)
+            recv_check(30, s, (uint32_t) i, "crowded buffered message");
+        for (int i = 0; i < counts[1]; i++)
+            T_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_NUDGE, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    }
+    free(bb);
+    T_MPI(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv, MPI_THREAD_SINGLE);
@@ -213,5 +270,7 @@ int main(int argc, char **argv)
         buffer_full();
     }
     zero_bytes();
+    if (t_pvars)
+        crowded();
     return t_finalize();
 }

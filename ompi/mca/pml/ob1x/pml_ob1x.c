@@ -148,7 +148,7 @@ static int progress_sends(void)
         }
         opal_atomic_add_fetch_32(&mca_pml_ob1x.pending_count, -1);
         if (OB1X_SEND_START_PENDING == state) {
-            int rc = ob1x_send_request_start(req);
+            int rc = ob1x_send_request_restart(req);
             if (OMPI_ERR_OUT_OF_RESOURCE == rc) {
                 ob1x_send_request_queue(req, OB1X_SEND_START_PENDING);
                 break; /* still no room: try again on a later call */

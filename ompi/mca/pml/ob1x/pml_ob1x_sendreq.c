@@ -412,6 +412,25 @@ int ob1x_send_start_buffered(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_b
     return ob1x_send_start_rndv(req, bml_btl, ob1x_rndv_first_size(bml_btl->btl), 0);
 }
 
+/* A queued start, retried from progress. The retry may pick another BTL
+ * than the first try (round robin over BTLs with different eager limits):
+ * a buffered send that was eager there may need the attached buffer here
+ * and find it full. Its caller was told the send went through and its data
+ * is still in the user's buffer (it is not complete for MPI before it
+ * leaves), so it goes as a standard rendezvous instead of failing. */
+int ob1x_send_request_restart(ob1x_send_request_t *req)
+{
+    int rc = ob1x_send_request_start(req);
+
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc && OMPI_ERR_OUT_OF_RESOURCE != rc &&
+                      MCA_PML_BASE_SEND_BUFFERED == req->base.req_send_mode &&
+                      !req->bsend_packed)) {
+        mca_bml_base_btl_t *bml_btl = mca_bml_base_btl_array_get_next(&req->endpoint->btl_eager);
+        rc = ob1x_send_start_rndv(req, bml_btl, ob1x_rndv_first_size(bml_btl->btl), 0);
+    }
+    return rc;
+}
+
 /* ------------------------------------------------------------- pipeline */
 
 /* Hand one FRAG to a BTL. Returns false when resources ran out. */

@@ -89,6 +89,8 @@ int ob1x_send_start_buffered(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_b
 void ob1x_send_request_adopt_eager(ob1x_send_request_t *req, mca_btl_base_descriptor_t *des,
                                    ob1x_protocol_t proto);
 void ob1x_send_request_reprepare(ob1x_send_request_t *req);
+/* ob1x_send_request_start for a start that waited in the pending list. */
+int ob1x_send_request_restart(ob1x_send_request_t *req);
 /* The caller must hold a unit of `outstanding` across the call (the ACK,
  * a FRAG's completion, or one taken for it): the pass reads and writes the
  * request after handing FRAGs to BTLs, which may complete them in other

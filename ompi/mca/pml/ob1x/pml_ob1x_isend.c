@@ -244,12 +244,10 @@ send_request_begin(const void *buf, size_t count, struct ompi_datatype_t *dtype,
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
         return rc;
     }
-    ob1x_send_request_reset(req, seq);
     *out = req;
-    rc = ob1x_send_request_start_or_queue(req);
+    rc = ob1x_send_request_begin(req, seq);
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
         /* Not started (e.g. MPI_Bsend without room): nothing is in flight. */
-        ob1x_send_request_void(req);
         ob1x_send_request_release(req);
         *out = NULL;
     }

@@ -390,26 +390,105 @@ int ob1x_send_start_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, 
     return OMPI_ERR_OUT_OF_RESOURCE;
 }
 
+/*
+ * Packs the whole message into the MPI_Buffer_attach buffer and points the
+ * convertor at that copy, so the user may reuse the buffer at once. Not
+ * mca_pml_base_bsend_request_start: in Open MPI 4.1 it counts the pending
+ * buffered send after dropping its lock, racing with the locked count-down
+ * of a completion in another thread; a lost update leaves MPI_Buffer_detach
+ * waiting forever. The allocation, which counts under the lock, comes from
+ * the base; the packing is ours.
+ */
+static int bsend_pack(ob1x_send_request_t *req)
+{
+    opal_convertor_t *conv = &req->base.req_base.req_convertor;
+    int rc = mca_pml_base_bsend_request_alloc((ompi_request_t *) req);
+    size_t packed;
+
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+        return rc;
+    }
+    /* req_addr is const for the user buffer it usually names; here it is ours */
+    packed = ob1x_convertor_pack(conv, (void *) req->base.req_addr, req->base.req_bytes_packed);
+    opal_convertor_prepare_for_send(conv, &ompi_mpi_packed.dt.super, packed, req->base.req_addr);
+    return OMPI_SUCCESS;
+}
+
+/* The message moves to the attached buffer: from now on it is sent from
+ * that copy and the send is complete for MPI. */
+static int bsend_copy(ob1x_send_request_t *req)
+{
+    int rc = bsend_pack(req);
+
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+        return rc;
+    }
+    req->bsend_packed = true;
+    req->convertor_on_copy = true;
+    req->protocol = OB1X_PROTO_BUFFERED_PIPELINE;
+    /* Complete for MPI now, before any BTL holds the request: once the
+     * rendezvous is out, another thread may finish and recycle it. A start
+     * that must wait for resources resends from the copy. */
+    ob1x_send_request_mpi_complete(req);
+    return OMPI_SUCCESS;
+}
+
 int ob1x_send_start_buffered(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
 {
-    int rc;
-
     if (!req->bsend_packed) {
-        /* Pack everything into the attached buffer; the convertor then reads
-         * from that copy, so the user may reuse the buffer at once. */
-        rc = mca_pml_base_bsend_request_start((ompi_request_t *) req);
+        int rc = bsend_copy(req);
         if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
             return rc;
         }
-        req->bsend_packed = true;
-        req->convertor_on_copy = true;
-        req->protocol = OB1X_PROTO_BUFFERED_PIPELINE;
-        /* Complete for MPI now, before any BTL holds the request: once the
-         * rendezvous is out, another thread may finish and recycle it. A
-         * start that must wait for resources resends from the copy. */
-        ob1x_send_request_mpi_complete(req);
     }
     return ob1x_send_start_rndv(req, bml_btl, ob1x_rndv_first_size(bml_btl->btl), 0);
+}
+
+/* Does a buffered send need the attached buffer on every BTL it may start
+ * on (larger than each one's eager limit)? */
+static bool bsend_needs_buffer(ob1x_send_request_t *req)
+{
+    mca_bml_base_btl_array_t *eager = &req->endpoint->btl_eager;
+    size_t n = mca_bml_base_btl_array_get_size(eager);
+
+    if (0 == req->base.req_bytes_packed) {
+        return false;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        if (req->base.req_bytes_packed <= ob1x_eager_max(mca_bml_base_btl_array_get_index(eager, i)->btl)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * A buffered send that will need the attached buffer is copied there before
+ * it draws its sequence number. A send refused for lack of room then costs
+ * nothing: no sequence slot to fill with a VOID, no message at all. (An
+ * application that retries refused sends in a loop would otherwise send a
+ * VOID per try, and the receiver would hold each one until its turn.)
+ */
+int ob1x_send_request_begin_buffered(ob1x_send_request_t *req)
+{
+    int rc;
+
+    if (!bsend_needs_buffer(req)) {
+        ob1x_send_request_reset(req, -1);
+        rc = ob1x_send_request_start_or_queue(req);
+        if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+            ob1x_send_request_void(req);
+        }
+        return rc;
+    }
+    ob1x_send_request_reset(req, 0); /* its sequence number comes once the copy is made */
+    rc = bsend_copy(req);
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+        return rc;
+    }
+    req->seq = (uint16_t) ob1x_send_request_draw_seq(req);
+    /* Packed: the start sends the rendezvous or queues, it cannot fail. */
+    return ob1x_send_request_start_or_queue(req);
 }
 
 /* A queued start, retried from progress. The retry may pick another BTL

@@ -89,6 +89,8 @@ int ob1x_send_start_buffered(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_b
 void ob1x_send_request_adopt_eager(ob1x_send_request_t *req, mca_btl_base_descriptor_t *des,
                                    ob1x_protocol_t proto);
 void ob1x_send_request_reprepare(ob1x_send_request_t *req);
+/* ob1x_send_request_begin for a buffered send without a sequence number. */
+int ob1x_send_request_begin_buffered(ob1x_send_request_t *req);
 /* ob1x_send_request_start for a start that waited in the pending list. */
 int ob1x_send_request_restart(ob1x_send_request_t *req);
 /* The caller must hold a unit of `outstanding` across the call (the ACK,
@@ -153,6 +155,13 @@ static inline void ob1x_send_request_rewind(ob1x_send_request_t *req)
     }
 }
 
+/* The next sequence number of the message's peer on its communicator. */
+static inline int ob1x_send_request_draw_seq(const ob1x_send_request_t *req)
+{
+    ob1x_comm_t *oc = ob1x_comm_of(req->base.req_base.req_comm);
+    return OPAL_THREAD_FETCH_ADD32(&oc->peers[req->base.req_base.req_peer].send_seq, 1);
+}
+
 /* Activate for one (re)start; seq < 0 draws the next sequence number for
  * the peer. */
 static inline __opal_attribute_always_inline__ void
@@ -171,8 +180,7 @@ ob1x_send_request_reset(ob1x_send_request_t *req, int seq)
         ob1x_send_request_rewind(req);
     }
     if (seq < 0) {
-        ob1x_comm_t *oc = ob1x_comm_of(req->base.req_base.req_comm);
-        seq = OPAL_THREAD_FETCH_ADD32(&oc->peers[req->base.req_base.req_peer].send_seq, 1);
+        seq = ob1x_send_request_draw_seq(req);
     }
     req->seq = (uint16_t) seq;
     req->state = OB1X_SEND_IDLE;
@@ -270,6 +278,24 @@ static inline int ob1x_send_request_start_or_queue(ob1x_send_request_t *req)
     if (OPAL_UNLIKELY(OMPI_ERR_OUT_OF_RESOURCE == rc)) {
         ob1x_send_request_queue(req, OB1X_SEND_START_PENDING);
         rc = OMPI_SUCCESS;
+    }
+    return rc;
+}
+
+/* Activate (seq as for ob1x_send_request_reset) and start or queue. On an
+ * error nothing is in flight and the request is not complete; the sequence
+ * slot, if one was drawn, has been filled with a VOID. */
+static inline int ob1x_send_request_begin(ob1x_send_request_t *req, int seq)
+{
+    int rc;
+
+    if (OPAL_UNLIKELY(seq < 0 && MCA_PML_BASE_SEND_BUFFERED == req->base.req_send_mode)) {
+        return ob1x_send_request_begin_buffered(req);
+    }
+    ob1x_send_request_reset(req, seq);
+    rc = ob1x_send_request_start_or_queue(req);
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+        ob1x_send_request_void(req);
     }
     return rc;
 }

@@ -45,10 +45,8 @@ static int start_send(ompi_request_t **slot)
         }
         req = (ob1x_send_request_t *) *slot;
     }
-    ob1x_send_request_reset(req, -1);
-    rc = ob1x_send_request_start_or_queue(req);
+    rc = ob1x_send_request_begin(req, -1);
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
-        ob1x_send_request_void(req);
         /* Report through the request, as MPI_Start must leave it usable. */
         req->base.req_base.req_ompi.req_status.MPI_ERROR = rc;
         req->base.req_base.req_pml_complete = true;

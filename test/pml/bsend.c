@@ -212,8 +212,8 @@ static void zero_bytes(void)
 static void crowded(void)
 {
     enum { N = 200, TAG_NUDGE = 31 };
-    size_t s = lim.eager_min < lim.eager_max ? (lim.eager_min + lim.eager_max) / 2
-                                             : lim.eager_max + 1000;
+    size_t s =
+        lim.eager_min < lim.eager_max ? (lim.eager_min + lim.eager_max) / 2 : lim.eager_max + 1000;
     int bsize = (int) (2 * (s + MPI_BSEND_OVERHEAD) + 64), sz, refused = 0;
     int counts[2] = {0, 0}; /* accepted, nudges */
     void *bb = t_malloc((size_t) bsize), *old;

@@ -455,7 +455,8 @@ static bool bsend_needs_buffer(ob1x_send_request_t *req)
         return false;
     }
     for (size_t i = 0; i < n; ++i) {
-        if (req->base.req_bytes_packed <= ob1x_eager_max(mca_bml_base_btl_array_get_index(eager, i)->btl)) {
+        if (req->base.req_bytes_packed <=
+            ob1x_eager_max(mca_bml_base_btl_array_get_index(eager, i)->btl)) {
             return false;
         }
     }

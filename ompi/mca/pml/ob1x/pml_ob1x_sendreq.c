@@ -444,25 +444,6 @@ int ob1x_send_start_buffered(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_b
     return ob1x_send_start_rndv(req, bml_btl, ob1x_rndv_first_size(bml_btl->btl), 0);
 }
 
-/* Does a buffered send need the attached buffer on every BTL it may start
- * on (larger than each one's eager limit)? */
-static bool bsend_needs_buffer(ob1x_send_request_t *req)
-{
-    mca_bml_base_btl_array_t *eager = &req->endpoint->btl_eager;
-    size_t n = mca_bml_base_btl_array_get_size(eager);
-
-    if (0 == req->base.req_bytes_packed) {
-        return false;
-    }
-    for (size_t i = 0; i < n; ++i) {
-        if (req->base.req_bytes_packed <=
-            ob1x_eager_max(mca_bml_base_btl_array_get_index(eager, i)->btl)) {
-            return false;
-        }
-    }
-    return true;
-}
-
 /*
  * A buffered send that will need the attached buffer is copied there before
  * it draws its sequence number. A send refused for lack of room then costs
@@ -474,14 +455,6 @@ int ob1x_send_request_begin_buffered(ob1x_send_request_t *req)
 {
     int rc;
 
-    if (!bsend_needs_buffer(req)) {
-        ob1x_send_request_reset(req, -1);
-        rc = ob1x_send_request_start_or_queue(req);
-        if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
-            ob1x_send_request_void(req);
-        }
-        return rc;
-    }
     ob1x_send_request_reset(req, 0); /* its sequence number comes once the copy is made */
     rc = bsend_copy(req);
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {

@@ -89,7 +89,8 @@ int ob1x_send_start_buffered(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_b
 void ob1x_send_request_adopt_eager(ob1x_send_request_t *req, mca_btl_base_descriptor_t *des,
                                    ob1x_protocol_t proto);
 void ob1x_send_request_reprepare(ob1x_send_request_t *req);
-/* ob1x_send_request_begin for a buffered send without a sequence number. */
+/* ob1x_send_request_begin for a buffered send that needs the attached
+ * buffer and has no sequence number yet. */
 int ob1x_send_request_begin_buffered(ob1x_send_request_t *req);
 /* ob1x_send_request_start for a start that waited in the pending list. */
 int ob1x_send_request_restart(ob1x_send_request_t *req);
@@ -282,6 +283,25 @@ static inline int ob1x_send_request_start_or_queue(ob1x_send_request_t *req)
     return rc;
 }
 
+/* Does a buffered send need the attached buffer on every BTL it may start
+ * on (larger than each one's eager limit)? */
+static inline bool ob1x_bsend_needs_buffer(ob1x_send_request_t *req)
+{
+    mca_bml_base_btl_array_t *eager = &req->endpoint->btl_eager;
+    size_t n = mca_bml_base_btl_array_get_size(eager);
+
+    if (MCA_PML_BASE_SEND_BUFFERED != req->base.req_send_mode || 0 == req->base.req_bytes_packed) {
+        return false;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        if (req->base.req_bytes_packed <=
+            ob1x_eager_max(mca_bml_base_btl_array_get_index(eager, i)->btl)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Activate (seq as for ob1x_send_request_reset) and start or queue. On an
  * error nothing is in flight and the request is not complete; the sequence
  * slot, if one was drawn, has been filled with a VOID. */
@@ -289,7 +309,7 @@ static inline int ob1x_send_request_begin(ob1x_send_request_t *req, int seq)
 {
     int rc;
 
-    if (OPAL_UNLIKELY(seq < 0 && MCA_PML_BASE_SEND_BUFFERED == req->base.req_send_mode)) {
+    if (OPAL_UNLIKELY(seq < 0 && ob1x_bsend_needs_buffer(req))) {
         return ob1x_send_request_begin_buffered(req);
     }
     ob1x_send_request_reset(req, seq);

@@ -89,6 +89,13 @@ const char *t_err_string(int rc)
     return buf;
 }
 
+int t_err_class(int rc)
+{
+    int cls = rc;
+    MPI_Error_class(rc, &cls);
+    return cls;
+}
+
 void t_mpi_fail(const char *file, int line, const char *what, int rc)
 {
     t_fail(file, line, "%s returned %s", what, t_err_string(rc));

@@ -65,6 +65,8 @@ void t_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void t_mpi_fail(const char *file, int line, const char *what, int rc) __attribute__((noreturn));
 /* MPI error class name + string, for messages. */
 const char *t_err_string(int rc);
+/* The error class of an MPI return code (MPI_ERR_BUFFER, MPI_ERR_TRUNCATE...). */
+int t_err_class(int rc);
 
 /* Resets a status before a receive: MPI_ERROR is only written by some
  * calls, so tests set it to MPI_SUCCESS first and check it afterwards. */

@@ -35,13 +35,6 @@ static t_limits lim;
  * back forever; there the refused sends go to a scratch communicator. */
 static MPI_Comm fail_comm = MPI_COMM_WORLD;
 
-static int err_class(int rc)
-{
-    int c = rc;
-    MPI_Error_class(rc, &c);
-    return c;
-}
-
 static void recv_check(int tag, size_t len, uint32_t seq, const char *ctx)
 {
     unsigned char *b = t_malloc(len + 16);
@@ -68,7 +61,7 @@ static void too_small(void)
         /* nothing attached */
         t_snap_take(&a);
         rc = MPI_Bsend(m, (int) big, MPI_BYTE, 1, 10, fc);
-        T_CHECK(MPI_ERR_BUFFER == err_class(rc), "Bsend of %zu without buffer returned %s", big,
+        T_CHECK(MPI_ERR_BUFFER == t_err_class(rc), "Bsend of %zu without buffer returned %s", big,
                 t_err_string(rc));
         t_snap_take(&b);
         t_expect_proto(&a, &b, 0, 0, 0, 0, "failed Bsend sent nothing");
@@ -76,15 +69,15 @@ static void too_small(void)
         T_MPI(MPI_Buffer_attach(bb, bsize));
         t_msg_fill(m, big, 0, 10, 1);
         rc = MPI_Bsend(m, (int) big, MPI_BYTE, 1, 10, fc);
-        T_CHECK(MPI_ERR_BUFFER == err_class(rc), "Bsend of %zu into %d-byte buffer returned %s",
+        T_CHECK(MPI_ERR_BUFFER == t_err_class(rc), "Bsend of %zu into %d-byte buffer returned %s",
                 big, bsize, t_err_string(rc));
         rc = MPI_Bsend(m, (int) lim.eager_max + 1, MPI_BYTE, 1, 10, fc);
-        T_CHECK(MPI_ERR_BUFFER == err_class(rc), "Bsend of %llu into %d-byte buffer returned %s",
+        T_CHECK(MPI_ERR_BUFFER == t_err_class(rc), "Bsend of %llu into %d-byte buffer returned %s",
                 lim.eager_max + 1, bsize, t_err_string(rc));
         rc = MPI_Ibsend(m, (int) big, MPI_BYTE, 1, 10, fc, &r);
         if (MPI_SUCCESS == rc)
             rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
-        T_CHECK(MPI_ERR_BUFFER == err_class(rc), "Ibsend of %zu into %d-byte buffer returned %s",
+        T_CHECK(MPI_ERR_BUFFER == t_err_class(rc), "Ibsend of %zu into %d-byte buffer returned %s",
                 big, bsize, t_err_string(rc));
         /* a message that fits still goes */
         t_msg_fill(m, small, 0, 10, 2);
@@ -128,7 +121,7 @@ static void buffer_full(void)
         }
         t_msg_fill(m, s, 0, 20, 3);
         rc = MPI_Bsend(m, (int) s, MPI_BYTE, 1, 20, fail_comm);
-        T_CHECK(MPI_ERR_BUFFER == err_class(rc),
+        T_CHECK(MPI_ERR_BUFFER == t_err_class(rc),
                 "fourth Bsend of %zu into a buffer holding three pending ones returned %s", s,
                 t_err_string(rc));
         T_MPI(MPI_Send(NULL, 0, MPI_BYTE, 1, TAG_TOKEN, MPI_COMM_WORLD));
@@ -234,7 +227,7 @@ static void crowded(void)
             if (MPI_SUCCESS == rc) {
                 counts[0]++;
             } else {
-                T_CHECK(MPI_ERR_BUFFER == err_class(rc), "crowded Ibsend %d returned %s", i,
+                T_CHECK(MPI_ERR_BUFFER == t_err_class(rc), "crowded Ibsend %d returned %s", i,
                         t_err_string(rc));
                 refused++;
             }

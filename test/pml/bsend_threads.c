@@ -26,13 +26,6 @@ static t_limits lim;
 static int iters = 500;
 static size_t len;
 
-static int err_class(int rc)
-{
-    int c = rc;
-    MPI_Error_class(rc, &c);
-    return c;
-}
-
 static void *sender(void *arg)
 {
     int t = (int) (long) arg;
@@ -43,7 +36,7 @@ static void *sender(void *arg)
         int rc;
         t_msg_fill(m, len, 0, t, (uint32_t) i);
         while (MPI_SUCCESS != (rc = MPI_Ibsend(m, (int) len, MPI_BYTE, 1, t, MPI_COMM_WORLD, &r))) {
-            T_CHECK(MPI_ERR_BUFFER == err_class(rc), "thread %d Ibsend %d returned %s", t, i,
+            T_CHECK(MPI_ERR_BUFFER == t_err_class(rc), "thread %d Ibsend %d returned %s", t, i,
                     t_err_string(rc));
             int flag;
             /* the buffer is full: drive progress so completions return space */

@@ -26,13 +26,6 @@
 #define GUARD 0xC3
 static t_limits lim;
 
-static int err_class(int rc)
-{
-    int c = rc;
-    MPI_Error_class(rc, &c);
-    return c;
-}
-
 /* A normal message right after a truncation must get through. */
 static void follow_up(int tag)
 {
@@ -107,7 +100,7 @@ static void truncate_case(size_t msg, size_t cap, t_dt_kind rkind, int how, int 
                 T_MPI(MPI_Irecv(ok, sizeof(ok), MPI_BYTE, 0, tag + 1, MPI_COMM_WORLD, &qq[0]));
                 T_MPI(MPI_Irecv(r.buf, r.count, r.type, 0, tag, MPI_COMM_WORLD, &qq[1]));
                 rc = MPI_Waitall(2, qq, ss);
-                T_CHECK(MPI_ERR_IN_STATUS == err_class(rc),
+                T_CHECK(MPI_ERR_IN_STATUS == t_err_class(rc),
                         "%s: Waitall returned %s, expected "
                         "MPI_ERR_IN_STATUS",
                         ctx, t_err_string(rc));
@@ -135,14 +128,14 @@ static void truncate_case(size_t msg, size_t cap, t_dt_kind rkind, int how, int 
                 break;
             }
         }
-        T_CHECK(MPI_ERR_TRUNCATE == err_class(rc),
+        T_CHECK(MPI_ERR_TRUNCATE == t_err_class(rc),
                 "%s: receive returned %s, expected "
                 "MPI_ERR_TRUNCATE",
                 ctx, t_err_string(rc));
         /* the status error field: written by multi-completion calls only
          * (MPI standard, "Return Status"); the others return the error */
         if (2 == how)
-            T_CHECK(MPI_ERR_TRUNCATE == err_class(st.MPI_ERROR), "%s: status MPI_ERROR %s", ctx,
+            T_CHECK(MPI_ERR_TRUNCATE == t_err_class(st.MPI_ERROR), "%s: status MPI_ERROR %s", ctx,
                     t_err_string(st.MPI_ERROR));
         else
             T_CHECK(-12345 == st.MPI_ERROR, "%s: single-completion call wrote MPI_ERROR (%s)", ctx,

@@ -103,7 +103,7 @@ static int send_eager_requestless(mca_bml_base_btl_t *bml_btl, const ob1x_hdr_ma
     if (OPAL_UNLIKELY(NULL == des)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    memcpy(des->des_segments[0].seg_addr.pval, hdr, sizeof(*hdr));
+    memcpy(des->des_segments[0].seg_addr.pval, hdr, OB1X_HDR_MATCH_LEN);
     /* Decided before the send: afterwards the descriptor is the BTL's. */
     copied = ob1x_eager_des_copied(des, size);
     des->des_cbfunc = requestless_frag_done;
@@ -209,7 +209,7 @@ send_requestless(const send_args_t *a, ompi_request_t **request, int *seq)
                                              a->count, a->buf, 0, conv);
     rc = OMPI_ERR_NOT_AVAILABLE;
     if (sendi) {
-        rc = mca_bml_base_sendi(bml_btl, conv, &hdr, sizeof(hdr), size, MCA_BTL_NO_ORDER,
+        rc = mca_bml_base_sendi(bml_btl, conv, &hdr, OB1X_HDR_MATCH_LEN, size, MCA_BTL_NO_ORDER,
                                 MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP,
                                 OB1X_BTL_TAG(OB1X_HDR_MATCH), NULL);
         if (OPAL_LIKELY(OMPI_SUCCESS == rc)) {

@@ -170,8 +170,8 @@ static void __opal_attribute_noinline__ bad_hdr(const mca_btl_base_descriptor_t 
     opal_output(0,
                 "pml:ob1x: received a header of wire version %d (type %d, %zu bytes); this "
                 "build speaks version %d. All processes of a job must use the same ob1x.",
-                hdr->common.version, hdr->common.type, (size_t) des->des_segments[0].seg_len,
-                OB1X_HDR_VERSION);
+                ob1x_hdr_version(&hdr->common), hdr->common.type,
+                (size_t) des->des_segments[0].seg_len, OB1X_HDR_VERSION);
     ompi_rte_abort(OMPI_ERR_BAD_PARAM, NULL);
 }
 
@@ -181,7 +181,7 @@ static inline const ob1x_hdr_t *checked_hdr(const mca_btl_base_descriptor_t *des
 {
     const ob1x_hdr_t *hdr = (const ob1x_hdr_t *) des->des_segments[0].seg_addr.pval;
 
-    if (OPAL_UNLIKELY(hdr->common.version != OB1X_HDR_VERSION ||
+    if (OPAL_UNLIKELY(ob1x_hdr_version(&hdr->common) != OB1X_HDR_VERSION ||
                       des->des_segments[0].seg_len < ob1x_hdr_size(hdr->common.type) ||
                       0 == ob1x_hdr_size(hdr->common.type))) {
         bad_hdr(des);

@@ -136,8 +136,8 @@ int ob1x_send_start_sendi(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
     int rc;
 
     fill_match(&hdr, req, OB1X_HDR_MATCH, 0);
-    rc = mca_bml_base_sendi(bml_btl, &req->base.req_base.req_convertor, &hdr, sizeof(hdr), size,
-                            MCA_BTL_NO_ORDER,
+    rc = mca_bml_base_sendi(bml_btl, &req->base.req_base.req_convertor, &hdr, OB1X_HDR_MATCH_LEN,
+                            size, MCA_BTL_NO_ORDER,
                             MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP,
                             OB1X_BTL_TAG(OB1X_HDR_MATCH), NULL);
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
@@ -275,22 +275,21 @@ mca_btl_base_descriptor_t *ob1x_eager_des(mca_bml_base_btl_t *bml_btl, opal_conv
     }
     if (prepared) {
         size_t len = size;
-        mca_bml_base_prepare_src(bml_btl, conv, MCA_BTL_NO_ORDER, sizeof(ob1x_hdr_match_t), &len,
-                                 flags, &des);
+        mca_bml_base_prepare_src(bml_btl, conv, MCA_BTL_NO_ORDER, OB1X_HDR_MATCH_LEN, &len, flags,
+                                 &des);
         if (OPAL_UNLIKELY(NULL != des && len != size)) {
             mca_bml_base_free(bml_btl, des);
             des = NULL;
         }
         return des;
     }
-    mca_bml_base_alloc(bml_btl, &des, MCA_BTL_NO_ORDER, sizeof(ob1x_hdr_match_t) + size, flags);
+    mca_bml_base_alloc(bml_btl, &des, MCA_BTL_NO_ORDER, OB1X_HDR_MATCH_LEN + size, flags);
     if (NULL != des && size > 0) {
         (void) ob1x_convertor_pack(
-            conv, (unsigned char *) des->des_segments[0].seg_addr.pval + sizeof(ob1x_hdr_match_t),
-            size);
+            conv, (unsigned char *) des->des_segments[0].seg_addr.pval + OB1X_HDR_MATCH_LEN, size);
     }
     if (NULL != des) {
-        des->des_segments[0].seg_len = sizeof(ob1x_hdr_match_t) + size;
+        des->des_segments[0].seg_len = OB1X_HDR_MATCH_LEN + size;
     }
     return des;
 }
@@ -358,6 +357,7 @@ int ob1x_send_start_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, 
     }
     hdr = (ob1x_hdr_rndv_t *) des->des_segments[0].seg_addr.pval;
     fill_match(&hdr->match, req, OB1X_HDR_RNDV, flags);
+    hdr->match.in_rndv = 0;
     hdr->msg_length = size;
     hdr->src_req = (uint64_t) (uintptr_t) req;
 
@@ -515,6 +515,7 @@ static bool send_one_frag(ob1x_send_request_t *req)
     }
     hdr = (ob1x_hdr_frag_t *) des->des_segments[0].seg_addr.pval;
     ob1x_hdr_common_init(&hdr->common, OB1X_HDR_FRAG, 0);
+    hdr->pad16 = 0;
     hdr->pad = 0;
     hdr->offset = req->offset;
     hdr->dst_req = req->dst_req;

@@ -69,8 +69,7 @@ mca_btl_base_descriptor_t *ob1x_eager_des(mca_bml_base_btl_t *bml_btl, opal_conv
  * whole payload cannot be the user's memory: the header sits in front. */
 static inline bool ob1x_eager_des_copied(const mca_btl_base_descriptor_t *des, size_t size)
 {
-    return 1 == des->des_segment_count &&
-           des->des_segments[0].seg_len == sizeof(ob1x_hdr_match_t) + size;
+    return 1 == des->des_segment_count && des->des_segments[0].seg_len == OB1X_HDR_MATCH_LEN + size;
 }
 
 /* Protocol starts (pml_ob1x_sendreq.c). Each returns OMPI_SUCCESS, or
@@ -211,7 +210,7 @@ static inline size_t ob1x_rndv_first_size(const mca_btl_base_module_t *btl)
 
 static inline size_t ob1x_eager_max(const mca_btl_base_module_t *btl)
 {
-    return btl->btl_eager_limit - sizeof(ob1x_hdr_match_t);
+    return btl->btl_eager_limit - OB1X_HDR_MATCH_LEN;
 }
 
 /* Is btl_sendi worth a try for this payload? Up to sendi_max on any BTL

@@ -14,9 +14,9 @@
  * number of cache lines minus 16 bytes (vader's 48-byte fragment header),
  * a 16-byte MATCH puts the payload on a line boundary, and glibc's copy of
  * 513 bytes and more writes the first line of such a payload last, after
- * its loop; the sender's stores then wait for two lines the peer holds at
- * the end of every message instead of one (message rate at 520 B-1 KiB over
- * vader 10-15% lower than with 14 bytes, docs/performance.md).
+ * its loop, apart from the header's line (measured: message rate at
+ * 520 B-1 KiB over vader 10-15% lower than with 14 bytes, where the
+ * payload starts inside the header's line; docs/performance.md).
  */
 #ifndef PML_OB1X_HDR_H
 #define PML_OB1X_HDR_H

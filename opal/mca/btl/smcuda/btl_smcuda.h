@@ -161,6 +161,9 @@ OBJ_CLASS_DECLARATION(mca_btl_base_endpoint_t);
 /* module and component                                                */
 /* ------------------------------------------------------------------ */
 
+/* Intervals between pipeline fragments measured together (btl_smcuda_path.c). */
+#define SMCUDA_RUN_FRAGS 8
+
 typedef struct mca_btl_smcuda_module_t {
     mca_btl_base_module_t super;
 
@@ -194,11 +197,10 @@ typedef struct mca_btl_smcuda_module_t {
     opal_list_t amo_backlog; /* atomic replies waiting for room toward their origin */
     size_t remote_regs;      /* live registrations for remote reading (single-copy sends) */
     uint32_t rx_bulk;        /* bulk transfers received since the last path choice */
-    uint64_t run_start;      /* a run of pipeline fragments received (btl_smcuda_path.c) */
-    uint64_t run_last;
-    uint64_t run_bytes;
+    uint64_t run_last;       /* a run of pipeline fragments received (btl_smcuda_path.c) */
     uint32_t run_frags;
-    unsigned char *pull_buf; /* pulled fragments are assembled here (max_send_size) */
+    uint32_t run_ps[SMCUDA_RUN_FRAGS]; /* time per byte of each interval of the run */
+    unsigned char *pull_buf;           /* pulled fragments are assembled here (max_send_size) */
     size_t pull_cap;
     uint32_t runs_seen;
     opal_list_t pending_eps; /* endpoints with queued fragments */

@@ -30,7 +30,6 @@
  * with the flags). */
 #define OB1X_HDR_VERSION 2
 #define OB1X_HDR_VERSION_SHIFT 4
-#define OB1X_HDR_FLAGS_MASK 0x0f
 
 /* Header types; the BTL tag of a message is MCA_BTL_TAG_PML + type. */
 enum ob1x_hdr_type {

@@ -89,12 +89,12 @@ static int cmp_u32(const void *a, const void *b)
 void mca_btl_smcuda_path_fragment(mca_btl_smcuda_module_t *m, size_t bytes)
 {
     uint64_t now = mca_btl_smcuda_now_ns();
-    uint64_t ps = bytes > 0 ? (now - m->run_last) * 1000 / bytes + 1 : 0;
 
-    if (0 == m->run_frags || now - m->run_last > RUN_GAP_NS || 0 == bytes) {
+    if (0 == m->run_frags || now - m->run_last > RUN_GAP_NS) {
         m->run_frags = 1; /* the first fragment opens the run: its bytes arrived before */
     } else {
-        m->run_ps[m->run_frags - 1] = (uint32_t) ps;
+        /* bytes > eager limit (the caller's test); +1: never a zero sample */
+        m->run_ps[m->run_frags - 1] = (uint32_t) ((now - m->run_last) * 1000 / bytes + 1);
         if (++m->run_frags > SMCUDA_RUN_FRAGS) {
             /* The first runs of a job meet fragments touched for the first
              * time (page faults on both sides): not the path's pace. */

@@ -88,6 +88,12 @@ static inline ob1x_proc_t *ob1x_proc_lookup(struct ompi_proc_t *proc)
 /* Drop the per-process state of departing processes. */
 void ob1x_procs_release(struct ompi_proc_t **procs, size_t nprocs);
 
+/* The next sequence number of a message to this peer (low 16 bits used). */
+static inline int ob1x_peer_draw_seq(ob1x_comm_peer_t *peer)
+{
+    return OPAL_THREAD_FETCH_ADD32(&peer->send_seq, 1);
+}
+
 /* Fill peer->proc/oproc/endpoint; returns the endpoint, NULL if unreachable. */
 struct mca_bml_base_endpoint_t *ob1x_peer_resolve(struct ompi_communicator_t *comm, int rank);
 

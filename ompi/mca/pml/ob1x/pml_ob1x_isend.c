@@ -200,7 +200,7 @@ send_requestless(const send_args_t *a, ompi_request_t **request, int *seq)
         --peer->oproc->late_backoff;
         return OMPI_ERR_NOT_AVAILABLE;
     }
-    *seq = (uint16_t) OPAL_THREAD_FETCH_ADD32(&peer->send_seq, 1);
+    *seq = (uint16_t) ob1x_peer_draw_seq(peer);
     ob1x_hdr_match_init(&hdr, OB1X_HDR_MATCH, 0, (uint16_t) a->comm->c_contextid, (uint16_t) *seq,
                         a->comm->c_my_rank, a->tag);
 

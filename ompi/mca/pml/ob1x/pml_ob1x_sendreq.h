@@ -158,8 +158,8 @@ static inline void ob1x_send_request_rewind(ob1x_send_request_t *req)
 /* The next sequence number of the message's peer on its communicator. */
 static inline int ob1x_send_request_draw_seq(const ob1x_send_request_t *req)
 {
-    ob1x_comm_t *oc = ob1x_comm_of(req->base.req_base.req_comm);
-    return OPAL_THREAD_FETCH_ADD32(&oc->peers[req->base.req_base.req_peer].send_seq, 1);
+    return ob1x_peer_draw_seq(
+        &ob1x_comm_of(req->base.req_base.req_comm)->peers[req->base.req_base.req_peer]);
 }
 
 /* Activate for one (re)start; seq < 0 draws the next sequence number for

@@ -363,7 +363,7 @@ bool mca_btl_smcuda_ring_send_ctl(mca_btl_base_endpoint_t *ep, mca_btl_base_tag_
 bool mca_btl_smcuda_path_single(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
                                 size_t size);
 uint64_t mca_btl_smcuda_now_ns(void);
-void mca_btl_smcuda_path_get(mca_btl_smcuda_module_t *m, size_t bytes, uint64_t ns);
+void mca_btl_smcuda_path_get(mca_btl_smcuda_module_t *m, size_t bytes, uint64_t t0);
 void mca_btl_smcuda_path_fragment(mca_btl_smcuda_module_t *m, size_t bytes);
 bool mca_btl_smcuda_path_pull(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep);
 

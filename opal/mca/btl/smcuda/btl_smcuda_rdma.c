@@ -192,7 +192,7 @@ static bool get_shared(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, 
         rc = OPAL_SUCCESS == rc ? r : rc;
     }
     /* the helper worked alongside: this is the get's time */
-    mca_btl_smcuda_path_get(m, size, mca_btl_smcuda_now_ns() - t0);
+    mca_btl_smcuda_path_get(m, size, t0);
     job_state[slot].status = rc;
     /* acquire: the helper's chunks are in place */
     if (__atomic_load_n(&job->done, __ATOMIC_ACQUIRE) == job->nchunks) {
@@ -233,7 +233,7 @@ int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     if (SMCUDA_UNLIKELY(OPAL_SUCCESS != rc)) {
         return rc;
     }
-    mca_btl_smcuda_path_get(m, size, mca_btl_smcuda_now_ns() - t0);
+    mca_btl_smcuda_path_get(m, size, t0);
     cbfunc(btl, ep, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
     return OPAL_SUCCESS;
 }

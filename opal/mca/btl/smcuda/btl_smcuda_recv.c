@@ -141,7 +141,7 @@ static bool deliver_pulled(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *
         }
         return false;
     }
-    mca_btl_smcuda_path_get(m, d->len, mca_btl_smcuda_now_ns() - t0);
+    mca_btl_smcuda_path_get(m, d->len, t0);
     SMCUDA_PV_ADD(PULL, d->len);
     deliver(m, hdr->tag, m->pull_buf, d->reserve + d->len);
     return true;

@@ -164,6 +164,9 @@ OBJ_CLASS_DECLARATION(mca_btl_base_endpoint_t);
 /* Intervals between pipeline fragments measured together (btl_smcuda_path.c). */
 #define SMCUDA_RUN_FRAGS 8
 
+/* released registration handles kept for reuse */
+#define SMCUDA_REG_CACHE 16
+
 typedef struct mca_btl_smcuda_module_t {
     mca_btl_base_module_t super;
 
@@ -196,8 +199,13 @@ typedef struct mca_btl_smcuda_module_t {
     int32_t amo_live;        /* our atomic operations not yet applied by their target */
     opal_list_t amo_backlog; /* atomic replies waiting for room toward their origin */
     size_t remote_regs;      /* live registrations for remote reading (single-copy sends) */
-    uint32_t rx_bulk;        /* bulk transfers received since the last path choice */
-    uint64_t run_last;       /* a run of pipeline fragments received (btl_smcuda_path.c) */
+    /* released registration handles kept for reuse (btl_smcuda_module.c):
+     * a rendezvous by single copy registers on both sides, and malloc with
+     * free cost about 60 instructions a pair */
+    mca_btl_base_registration_handle_t *reg_cache[SMCUDA_REG_CACHE];
+    int reg_cached;
+    uint32_t rx_bulk;  /* bulk transfers received since the last path choice */
+    uint64_t run_last; /* a run of pipeline fragments received (btl_smcuda_path.c) */
     uint32_t run_frags;
     uint32_t run_ps[SMCUDA_RUN_FRAGS]; /* time per byte of each interval of the run */
     unsigned char *pull_buf;           /* pulled fragments are assembled here (max_send_size) */

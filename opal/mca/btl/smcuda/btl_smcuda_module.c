@@ -130,6 +130,26 @@ static inline bool smcuda_reg_is_send(uint32_t flags)
            !(flags & (MCA_BTL_REG_FLAG_REMOTE_WRITE | MCA_BTL_REG_FLAG_REMOTE_ATOMIC));
 }
 
+/* Handles come from a small cache of released ones (malloc when it is
+ * empty, or when threads could race on it). */
+static mca_btl_base_registration_handle_t *smcuda_reg_alloc(mca_btl_smcuda_module_t *m)
+{
+    if (m->reg_cached > 0 && !opal_using_threads()) {
+        return m->reg_cache[--m->reg_cached];
+    }
+    return (mca_btl_base_registration_handle_t *) malloc(
+        sizeof(mca_btl_base_registration_handle_t));
+}
+
+static void smcuda_reg_release(mca_btl_smcuda_module_t *m, mca_btl_base_registration_handle_t *h)
+{
+    if (m->reg_cached < SMCUDA_REG_CACHE && !opal_using_threads()) {
+        m->reg_cache[m->reg_cached++] = h;
+    } else {
+        free(h);
+    }
+}
+
 /* Registration only records the range: single-copy needs no pinning.
  * Declining a registration for remote reading makes the upper layer send
  * that message through the copy-in/copy-out pipeline instead: the path of
@@ -149,7 +169,7 @@ static mca_btl_base_registration_handle_t *smcuda_register_mem(struct mca_btl_ba
     if (NULL != ep && MCA_BTL_ENDPOINT_ANY != ep && !ep->copy_ok) {
         return NULL;
     }
-    h = (mca_btl_base_registration_handle_t *) malloc(sizeof(*h));
+    h = smcuda_reg_alloc(m);
     if (NULL != h) {
         h->base = (uint64_t) (uintptr_t) base;
         h->len = size;
@@ -170,7 +190,7 @@ static int smcuda_deregister_mem(struct mca_btl_base_module_t *btl,
     if (smcuda_reg_is_send(handle->flags)) {
         OPAL_THREAD_ADD_FETCH_SIZE_T(&m->remote_regs, -1);
     }
-    free(handle);
+    smcuda_reg_release(m, handle);
     return OPAL_SUCCESS;
 }
 
@@ -252,6 +272,9 @@ int mca_btl_smcuda_finalize(struct mca_btl_base_module_t *btl)
     m->eps = m->polled = NULL;
     m->n_polled = 0;
     free(m->pull_buf);
+    while (m->reg_cached > 0) {
+        free(m->reg_cache[--m->reg_cached]);
+    }
     m->pull_buf = NULL;
     OBJ_DESTRUCT(&m->pending_eps);
     OBJ_DESTRUCT(&m->done);

@@ -272,10 +272,10 @@ int mca_btl_smcuda_finalize(struct mca_btl_base_module_t *btl)
     m->eps = m->polled = NULL;
     m->n_polled = 0;
     free(m->pull_buf);
+    m->pull_buf = NULL;
     while (m->reg_cached > 0) {
         free(m->reg_cache[--m->reg_cached]);
     }
-    m->pull_buf = NULL;
     OBJ_DESTRUCT(&m->pending_eps);
     OBJ_DESTRUCT(&m->done);
     OPAL_LIST_DESTRUCT(&m->amo_backlog);

@@ -70,8 +70,8 @@ static void note_ps(uint32_t *avg, uint64_t *when, uint64_t ps, uint64_t now)
 }
 
 /* A single-copy get of `bytes` that started at t0 is done (the helper
- * copied alongside). One clock read: a get of 32 KiB takes about 4 µs, and
- * each read costs 20-25 ns. */
+ * copied alongside). Its end time is the figure's timestamp too, so a timed
+ * get reads the clock twice in all. */
 void mca_btl_smcuda_path_get(mca_btl_smcuda_module_t *m, size_t bytes, uint64_t t0)
 {
     uint64_t now = mca_btl_smcuda_now_ns();

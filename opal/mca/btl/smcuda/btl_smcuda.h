@@ -77,6 +77,7 @@ enum {
     SMCUDA_PV_STREAM_COPY,
     SMCUDA_PV_PULL_MESSAGES,
     SMCUDA_PV_PULL_BYTES,
+    SMCUDA_PV_GUEST_PEERS, /* local peers of other jobs attached (either side) */
     SMCUDA_PV_COUNT
 };
 
@@ -123,7 +124,11 @@ struct mca_btl_base_registration_handle_t {
 struct mca_btl_base_endpoint_t {
     opal_list_item_t super; /* on the module's list of endpoints with queued sends */
     struct opal_proc_t *proc;
-    int lrank;          /* peer's local rank */
+    int lrank;          /* peer's local rank; for a guest, the id it sends under here
+                         * (-1 until its first fragment arrives) */
+    int ref_id;         /* the id we send under in the peer's FIFO: our local rank,
+                         * or n_local + our guest index for a peer of another job */
+    bool guest;         /* the peer belongs to another job */
     pid_t pid;          /* peer's pid (single-copy target) */
     unsigned char *seg; /* peer's segment, mapped here */
     size_t seg_size;
@@ -164,6 +169,9 @@ OBJ_CLASS_DECLARATION(mca_btl_base_endpoint_t);
 /* Intervals between pipeline fragments measured together (btl_smcuda_path.c). */
 #define SMCUDA_RUN_FRAGS 8
 
+/* upper bound of btl_smcuda_max_guests (sender ids are 16 bits) */
+#define SMCUDA_MAX_GUESTS 4096
+
 /* released registration handles kept for reuse */
 #define SMCUDA_REG_CACHE 16
 
@@ -179,10 +187,12 @@ typedef struct mca_btl_smcuda_module_t {
     smcuda_fifo_t *fifo;
     uint32_t fifo_mask;
     uint64_t fifo_head; /* consumer ticket (private) */
+    int seg_fd; /* kept open: peers of other jobs open /proc/<pid>/fd/<seg_fd> */
     int my_lrank;
     int n_local;
+    int n_eps; /* n_local + guest entries of our segment */
 
-    mca_btl_base_endpoint_t **eps;    /* by local rank; NULL until add_procs */
+    mca_btl_base_endpoint_t **eps;    /* by sender id (local rank, then guests); NULL until known */
     mca_btl_base_endpoint_t **polled; /* peers whose ring we poll */
     int n_polled;
     uint32_t ring_epoch; /* last value of hdr->ring_epoch acted upon */
@@ -223,6 +233,12 @@ typedef struct mca_btl_smcuda_module_t {
     mca_btl_base_module_error_cb_fn_t error_cb;
     opal_mutex_t lock; /* pending list, only taken when threads are in use */
 
+    /* peers of other jobs (btl_smcuda_guest.c) */
+    smcuda_guest_t *guests;                /* our guest table (in our segment) */
+    mca_btl_base_endpoint_t **guest_eps;   /* attached guests, in attach order */
+    int n_guest_eps;
+    opal_mutex_t guest_lock; /* add_procs against the receive path */
+
     /* receive descriptor handed to the upper layer (valid during its callback) */
     mca_btl_base_descriptor_t rdesc;
     mca_btl_base_segment_t rseg;
@@ -245,6 +261,7 @@ typedef struct mca_btl_smcuda_component_t {
     bool path_adapt;       /* one-way streams take the path measured faster */
     int pull_fragments;    /* 0 never, 1 when measured cheaper (auto), 2 always */
     size_t busy_limit;     /* below: copy path while another single-copy send is live */
+    unsigned int max_guests; /* peers of other jobs that may attach to us */
     char *backing_directory;
     int verbose;
 
@@ -350,10 +367,33 @@ void mca_btl_smcuda_atomic_flush(mca_btl_smcuda_module_t *m);
 void mca_btl_smcuda_ctl_cb(struct mca_btl_base_module_t *btl, mca_btl_base_tag_t tag,
                            mca_btl_base_descriptor_t *des, void *cbdata);
 
-/* endpoint */
+/* endpoints (btl_smcuda_endpoint.c) */
+int mca_btl_smcuda_endpoint_map(const char *path, size_t seg_size, pid_t pid,
+                                unsigned char **seg_out);
+mca_btl_base_endpoint_t *mca_btl_smcuda_endpoint_new(mca_btl_smcuda_module_t *m,
+                                                     struct opal_proc_t *proc, pid_t pid,
+                                                     unsigned char *seg, size_t seg_size);
 int mca_btl_smcuda_endpoint_attach(mca_btl_smcuda_module_t *m, struct opal_proc_t *proc,
                                    mca_btl_base_endpoint_t **ep_out);
 void mca_btl_smcuda_endpoint_detach(mca_btl_base_endpoint_t *ep);
+
+/* peers of other jobs (btl_smcuda_guest.c) */
+int mca_btl_smcuda_guest_attach(mca_btl_smcuda_module_t *m, struct opal_proc_t *proc,
+                                mca_btl_base_endpoint_t **ep_out);
+mca_btl_base_endpoint_t *mca_btl_smcuda_guest_arrived(mca_btl_smcuda_module_t *m, int id);
+void mca_btl_smcuda_guest_fini(mca_btl_smcuda_module_t *m);
+
+/* The endpoint of sender `id` (FIFO references, control messages); a
+ * guest's is set up when its first fragment arrives. NULL: no such sender. */
+static inline mca_btl_base_endpoint_t *smcuda_ep_by_id(mca_btl_smcuda_module_t *m, int id)
+{
+    mca_btl_base_endpoint_t *ep = id < m->n_eps ? m->eps[id] : NULL;
+
+    if (SMCUDA_UNLIKELY(NULL == ep && id >= m->n_local && id < m->n_eps)) {
+        ep = mca_btl_smcuda_guest_arrived(m, id);
+    }
+    return ep;
+}
 
 /* send side internals (btl_smcuda_send.c) */
 struct mca_btl_smcuda_frag_t;

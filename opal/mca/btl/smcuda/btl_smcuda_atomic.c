@@ -93,7 +93,7 @@ static int amo_start(mca_btl_base_module_t *btl, const smcuda_rdma_done_t *done,
     smcuda_amo_msg_t msg = {.kind = SMCUDA_CTL_AMO,
                             .op = op,
                             .flags = (uint16_t) flags,
-                            .lrank = (uint32_t) m->my_lrank,
+                            .lrank = (uint32_t) done->ep->ref_id,
                             .addr = addr,
                             .operand = operand,
                             .compare = compare,
@@ -405,7 +405,9 @@ void mca_btl_smcuda_atomic_msg(mca_btl_smcuda_module_t *m, const void *data, siz
         amo_complete(m, &msg);
         return;
     }
-    if (msg.lrank >= (uint32_t) m->n_local || NULL == (ep = m->eps[msg.lrank])) {
+    /* a guest that sends to us has given us an id to answer under
+     * (btl_smcuda_guest.c); without one the reply could not be addressed */
+    if (NULL == (ep = smcuda_ep_by_id(m, (int) msg.lrank)) || ep->ref_id < 0) {
         mca_btl_smcuda_report_corruption("atomic operation", (int) msg.lrank);
         return;
     }

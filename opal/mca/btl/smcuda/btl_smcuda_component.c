@@ -59,7 +59,7 @@ static const char *pv_names[SMCUDA_PV_COUNT] = {
     "sendi_messages", "sendi_bytes",       "put_messages",           "put_bytes",
     "get_messages",   "get_bytes",         "flow_control_stalls",    "get_helped_bytes",
     "atomic_ops",     "cma_bounced_bytes", "stream_single_messages", "stream_copy_messages",
-    "pull_messages",  "pull_bytes",
+    "pull_messages",  "pull_bytes",        "guest_peers",
 };
 static const char *pv_help[SMCUDA_PV_COUNT] = {
     "Messages sent through a peer's fast-box ring",
@@ -86,6 +86,8 @@ static const char *pv_help[SMCUDA_PV_COUNT] = {
     "Pipeline fragments received whose data this process read from the sender's buffer "
     "(btl_smcuda_pull_fragments)",
     "Bytes read for pulled pipeline fragments",
+    "Local peers of other jobs (MPI_Comm_spawn, MPI_Comm_connect/accept) reached through "
+    "shared memory",
 };
 
 static int reg_uint(const char *name, const char *help, unsigned int *storage,
@@ -259,6 +261,13 @@ static int smcuda_register(void)
         "as every local peer has mapped them",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_3, MCA_BASE_VAR_SCOPE_READONLY,
         &c->backing_directory);
+    c->max_guests = 256;
+    reg_uint("max_guests",
+             "Local processes of other jobs (MPI_Comm_spawn, MPI_Comm_connect/accept, "
+             "MPI_Comm_join) that can reach this process through shared memory, over the job's "
+             "lifetime (0..4096; 0: only processes of the same job); beyond that they use "
+             "another BTL",
+             &c->max_guests, OPAL_INFO_LVL_5);
     c->verbose = 0;
     reg_int("verbose", "Verbosity of btl/smcuda diagnostics (0: errors only)", &c->verbose,
             OPAL_INFO_LVL_9);
@@ -320,6 +329,8 @@ static bool params_valid(const mca_btl_smcuda_component_t *c, const mca_btl_base
         bad = "btl_smcuda_single_copy_busy_limit must be >= 0";
     } else if (ob1x_param_size_negative(c->split_min_size)) {
         bad = "btl_smcuda_single_copy_split_min must be >= 0";
+    } else if (c->max_guests > SMCUDA_MAX_GUESTS) {
+        bad = "btl_smcuda_max_guests must be 0..4096";
     } else if (c->free_list_num < 0) {
         bad = "btl_smcuda_free_list_num must be >= 0";
     } else if (c->free_list_inc < 0) {
@@ -382,7 +393,7 @@ static int create_backing_file(mca_btl_smcuda_module_t *m, const char *dir, uint
 
     snprintf(m->seg_path, sizeof(m->seg_path), "%s/ob1x_smcuda.%u.%u.%d", dir,
              (unsigned) OPAL_PROC_MY_NAME.jobid, (unsigned) OPAL_PROC_MY_NAME.vpid, (int) getpid());
-    fd = open(m->seg_path, O_CREAT | O_EXCL | O_RDWR, S_IRUSR | S_IWUSR);
+    fd = open(m->seg_path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, S_IRUSR | S_IWUSR);
     if (fd < 0) {
         return -1;
     }
@@ -438,7 +449,10 @@ static int create_segment(mca_btl_smcuda_module_t *m)
     uint64_t max_bytes =
         (uint64_t) c->max_frags * SMCUDA_ALIGN(SMCUDA_FRAG_HDR_SIZE + b->btl_max_send_size, 64);
     uint64_t jobs_off = page;
-    uint64_t fifo_off = SMCUDA_ALIGN(jobs_off + SMCUDA_COPY_JOBS * sizeof(smcuda_copy_job_t), page);
+    uint64_t guests_off =
+        SMCUDA_ALIGN(jobs_off + SMCUDA_COPY_JOBS * sizeof(smcuda_copy_job_t), SMCUDA_CACHE_LINE);
+    uint64_t fifo_off =
+        SMCUDA_ALIGN(guests_off + (uint64_t) c->max_guests * sizeof(smcuda_guest_t), page);
     uint64_t fbox_off = SMCUDA_ALIGN(fifo_off + sizeof(smcuda_fifo_t) +
                                          (uint64_t) c->fifo_size * sizeof(smcuda_fifo_slot_t),
                                      page);
@@ -461,7 +475,8 @@ static int create_segment(mca_btl_smcuda_module_t *m)
         unlink(m->seg_path);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    close(fd);
+    /* kept for peers of other jobs, which open it through /proc */
+    m->seg_fd = fd;
     m->seg_size = size;
     m->seg_linked = true;
 
@@ -471,6 +486,9 @@ static int create_segment(mca_btl_smcuda_module_t *m)
     hdr->seg_size = size;
     hdr->fifo_off = fifo_off;
     hdr->jobs_off = jobs_off;
+    hdr->guests_off = guests_off;
+    hdr->guest_count = c->max_guests; /* the file is zero-filled: every entry is free */
+    m->guests = (smcuda_guest_t *) (m->seg + guests_off);
     m->jobs = (smcuda_copy_job_t *) (m->seg + jobs_off);
     hdr->fifo_slots = c->fifo_size;
     hdr->fbox_count = nrings;
@@ -534,6 +552,7 @@ static int publish_segment(mca_btl_smcuda_module_t *m)
     mx.version = SMCUDA_SHM_VERSION;
     mx.lrank = m->my_lrank;
     mx.pid = (int32_t) getpid();
+    mx.fd = m->seg_fd;
     mx.seg_size = m->seg_size;
     snprintf(mx.path, sizeof(mx.path), "%s", m->seg_path);
     OPAL_MODEX_SEND(rc, OPAL_PMIX_LOCAL, &mca_btl_smcuda_component.super.btl_version, &mx,
@@ -560,6 +579,7 @@ static mca_btl_base_module_t **smcuda_init(int *num_btls, bool progress_threads,
     sanitize_params(&mca_btl_smcuda_component, &m->super);
     m->my_lrank = opal_process_info.my_local_rank;
     m->n_local = opal_process_info.num_local_peers + 1;
+    m->n_eps = m->n_local + (int) mca_btl_smcuda_component.max_guests;
     if (m->my_lrank >= m->n_local) {
         return NULL;
     }
@@ -598,12 +618,15 @@ undo_lists:
     mca_btl_smcuda_frag_lists_fini(m);
 undo_segment:
     munmap(m->seg, m->seg_size);
+    close(m->seg_fd);
     m->seg = NULL;
     unlink(m->seg_path);
 undo_module:
     free(m->eps);
     free(m->polled);
-    m->eps = m->polled = NULL;
+    free(m->guest_eps);
+    m->eps = m->polled = m->guest_eps = NULL;
+    OBJ_DESTRUCT(&m->guest_lock);
     return NULL;
 }
 

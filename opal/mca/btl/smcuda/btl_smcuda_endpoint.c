@@ -18,9 +18,21 @@
 static void endpoint_construct(mca_btl_base_endpoint_t *ep)
 {
     ep->proc = NULL;
+    ep->lrank = -1;
+    ep->ref_id = -1;
+    ep->guest = false;
     ep->seg = NULL;
     ep->accel = NULL;
     ep->on_pending_list = false;
+    ep->copy_ok = false;
+    /* no ring either way until setup_rings() finds one (guests never do) */
+    ep->out_ctl = ep->in_ctl = NULL;
+    ep->out_ring = ep->in_ring = NULL;
+    ep->out_mask = ep->in_mask = 0;
+    ep->out_max = 0;
+    ep->out_wrap = false;
+    ep->out_head = ep->out_tail = ep->in_pos = 0;
+    ep->send_seq = ep->recv_seq = 0;
     OBJ_CONSTRUCT(&ep->inflight, opal_list_t);
     OBJ_CONSTRUCT(&ep->pending, opal_list_t);
     OBJ_CONSTRUCT(&ep->lock, opal_mutex_t);
@@ -36,29 +48,32 @@ static void endpoint_destruct(mca_btl_base_endpoint_t *ep)
 OBJ_CLASS_INSTANCE(mca_btl_base_endpoint_t, opal_list_item_t, endpoint_construct,
                    endpoint_destruct);
 
-/* Maps the segment described by `mx` and checks its header. */
-static int map_peer_segment(const smcuda_modex_t *mx, unsigned char **seg_out)
+/* Maps a peer's segment from `path` and checks its header. */
+int mca_btl_smcuda_endpoint_map(const char *path, size_t seg_size, pid_t pid,
+                                unsigned char **seg_out)
 {
     const smcuda_seg_hdr_t *hdr;
     unsigned char *seg;
     int fd;
 
-    fd = open(mx->path, O_RDWR);
+    fd = open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0) {
         opal_output_verbose(1, mca_btl_smcuda_component.output,
-                            "btl/smcuda: cannot open peer segment %s: %s", mx->path,
-                            strerror(errno));
+                            "btl/smcuda: cannot open peer segment %s: %s", path, strerror(errno));
         return OPAL_ERR_UNREACH;
     }
-    seg = mmap(NULL, mx->seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    seg = mmap(NULL, seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (MAP_FAILED == seg) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     hdr = (const smcuda_seg_hdr_t *) seg;
-    if (SMCUDA_SHM_MAGIC != hdr->magic || SMCUDA_SHM_VERSION != hdr->version ||
-        hdr->seg_size != mx->seg_size || hdr->owner_pid != mx->pid) {
-        munmap(seg, mx->seg_size);
+    /* acquire: pairs with the owner's release of the magic; the layout is
+     * complete */
+    if (SMCUDA_SHM_MAGIC != __atomic_load_n(&hdr->magic, __ATOMIC_ACQUIRE) ||
+        SMCUDA_SHM_VERSION != hdr->version || hdr->seg_size != seg_size ||
+        hdr->owner_pid != pid) {
+        munmap(seg, seg_size);
         return OPAL_ERR_UNREACH;
     }
     *seg_out = seg;
@@ -117,6 +132,38 @@ static void setup_rings(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
     }
 }
 
+/* An endpoint for the peer whose segment is mapped at `seg`: its FIFO and
+ * whether single copy works with it. No ring, no ids yet. */
+mca_btl_base_endpoint_t *mca_btl_smcuda_endpoint_new(mca_btl_smcuda_module_t *m,
+                                                     struct opal_proc_t *proc, pid_t pid,
+                                                     unsigned char *seg, size_t seg_size)
+{
+    const smcuda_seg_hdr_t *hdr = (const smcuda_seg_hdr_t *) seg;
+    mca_btl_base_endpoint_t *ep = OBJ_NEW(mca_btl_base_endpoint_t);
+
+    if (NULL == ep) {
+        return NULL;
+    }
+    ep->proc = proc;
+    ep->pid = pid;
+    ep->seg = seg;
+    ep->seg_size = seg_size;
+    ep->fifo = (smcuda_fifo_t *) (seg + hdr->fifo_off);
+    ep->fifo_mask = hdr->fifo_slots - 1;
+    ep->copy_ok = NULL != m->copy && OPAL_SUCCESS == m->copy->check_peer(ep);
+    if (NULL != m->copy && !ep->copy_ok) {
+        static bool noticed = false;
+        if (!noticed) {
+            noticed = true;
+            opal_output(0,
+                        "btl/smcuda: %s single copy refused by local peer pid %d; using "
+                        "copy-in/copy-out with it",
+                        m->copy->name, (int) pid);
+        }
+    }
+    return ep;
+}
+
 int mca_btl_smcuda_endpoint_attach(mca_btl_smcuda_module_t *m, struct opal_proc_t *proc,
                                    mca_btl_base_endpoint_t **ep_out)
 {
@@ -143,35 +190,23 @@ int mca_btl_smcuda_endpoint_attach(mca_btl_smcuda_module_t *m, struct opal_proc_
         return OPAL_SUCCESS;
     }
     mx->path[sizeof(mx->path) - 1] = '\0';
-    rc = map_peer_segment(mx, &seg);
+    rc = mca_btl_smcuda_endpoint_map(mx->path, mx->seg_size, mx->pid, &seg);
     if (OPAL_SUCCESS != rc) {
         free(mx);
         return rc;
     }
     note_attached((smcuda_seg_hdr_t *) seg, mx->path);
 
-    ep = OBJ_NEW(mca_btl_base_endpoint_t);
-    hdr = (smcuda_seg_hdr_t *) seg;
-    ep->proc = proc;
-    ep->lrank = mx->lrank;
-    ep->pid = mx->pid;
-    ep->seg = seg;
-    ep->seg_size = mx->seg_size;
-    ep->fifo = (smcuda_fifo_t *) (seg + hdr->fifo_off);
-    ep->fifo_mask = hdr->fifo_slots - 1;
-
-    setup_rings(m, ep, hdr);
-    ep->copy_ok = NULL != m->copy && OPAL_SUCCESS == m->copy->check_peer(ep);
-    if (NULL != m->copy && !ep->copy_ok) {
-        static bool noticed = false;
-        if (!noticed) {
-            noticed = true;
-            opal_output(0,
-                        "btl/smcuda: %s single copy refused by local peer %d (pid %d); using "
-                        "copy-in/copy-out with it",
-                        m->copy->name, ep->lrank, (int) ep->pid);
-        }
+    ep = mca_btl_smcuda_endpoint_new(m, proc, mx->pid, seg, mx->seg_size);
+    if (NULL == ep) {
+        munmap(seg, mx->seg_size);
+        free(mx);
+        return OPAL_ERR_OUT_OF_RESOURCE;
     }
+    hdr = (smcuda_seg_hdr_t *) seg;
+    ep->lrank = mx->lrank;
+    ep->ref_id = m->my_lrank;
+    setup_rings(m, ep, hdr);
     opal_output_verbose(10, mca_btl_smcuda_component.output,
                         "btl/smcuda: attached local peer %d (pid %d): ring %s, single copy %s",
                         ep->lrank, (int) ep->pid, ep->out_ring ? "yes" : "no",

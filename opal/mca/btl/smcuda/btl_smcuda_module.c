@@ -219,19 +219,22 @@ int mca_btl_smcuda_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
     for (size_t i = 0; i < nprocs; ++i) {
         opal_proc_t *proc = procs[i];
         mca_btl_base_endpoint_t *ep = NULL;
+        int rc;
 
         peers[i] = NULL;
-        /* same node and same job only: local ranks are per job */
-        if (proc == self || !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags) ||
-            proc->proc_name.jobid != self->proc_name.jobid) {
+        if (proc == self || !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags)) {
             continue;
         }
-        if (OPAL_SUCCESS != mca_btl_smcuda_endpoint_attach(m, proc, &ep)) {
+        /* local ranks are per job: a process of another job is a guest */
+        rc = proc->proc_name.jobid == self->proc_name.jobid
+                 ? mca_btl_smcuda_endpoint_attach(m, proc, &ep)
+                 : mca_btl_smcuda_guest_attach(m, proc, &ep);
+        if (OPAL_SUCCESS != rc) {
             continue;
         }
         peers[i] = ep;
         if (NULL != reachable) {
-            int rc = opal_bitmap_set_bit(reachable, (int) i);
+            rc = opal_bitmap_set_bit(reachable, (int) i);
             if (OPAL_SUCCESS != rc) {
                 return rc;
             }
@@ -267,6 +270,9 @@ int mca_btl_smcuda_finalize(struct mca_btl_base_module_t *btl)
             m->eps[i] = NULL;
         }
     }
+    mca_btl_smcuda_guest_fini(m);
+    free(m->guest_eps);
+    m->guest_eps = NULL;
     free(m->eps);
     free(m->polled);
     m->eps = m->polled = NULL;
@@ -276,6 +282,7 @@ int mca_btl_smcuda_finalize(struct mca_btl_base_module_t *btl)
     while (m->reg_cached > 0) {
         free(m->reg_cache[--m->reg_cached]);
     }
+    OBJ_DESTRUCT(&m->guest_lock);
     OBJ_DESTRUCT(&m->pending_eps);
     OBJ_DESTRUCT(&m->done);
     OPAL_LIST_DESTRUCT(&m->amo_backlog);
@@ -283,6 +290,7 @@ int mca_btl_smcuda_finalize(struct mca_btl_base_module_t *btl)
     /* normally already gone: the last peer to attach removed it */
     (void) unlink(m->seg_path);
     munmap(m->seg, m->seg_size);
+    close(m->seg_fd);
     m->seg = NULL;
     return OPAL_SUCCESS;
 }
@@ -312,14 +320,19 @@ void mca_btl_smcuda_module_set_ops(mca_btl_base_module_t *b)
 
 int mca_btl_smcuda_module_init(mca_btl_smcuda_module_t *m)
 {
-    m->eps = calloc((size_t) m->n_local, sizeof(*m->eps));
+    m->eps = calloc((size_t) m->n_eps, sizeof(*m->eps));
     m->polled = calloc((size_t) m->n_local, sizeof(*m->polled));
-    if (NULL == m->eps || NULL == m->polled) {
+    /* +1: calloc(0) may return NULL */
+    m->guest_eps = calloc((size_t) mca_btl_smcuda_component.max_guests + 1, sizeof(*m->guest_eps));
+    if (NULL == m->eps || NULL == m->polled || NULL == m->guest_eps) {
         free(m->eps);
         free(m->polled);
-        m->eps = m->polled = NULL;
+        free(m->guest_eps);
+        m->eps = m->polled = m->guest_eps = NULL;
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
+    m->n_guest_eps = 0;
+    OBJ_CONSTRUCT(&m->guest_lock, opal_mutex_t);
     m->n_polled = 0;
     m->inflight = 0;
     m->in_progress = 0;

@@ -131,8 +131,8 @@ void mca_btl_smcuda_copy_req(mca_btl_smcuda_module_t *m, const void *msg, size_t
         return;
     }
     memcpy(&req, msg, sizeof(req));
-    if (req.lrank >= (uint32_t) m->n_local || req.job >= SMCUDA_COPY_JOBS ||
-        NULL == (ep = m->eps[req.lrank]) || !ep->copy_ok) {
+    if (req.job >= SMCUDA_COPY_JOBS || NULL == (ep = smcuda_ep_by_id(m, (int) req.lrank)) ||
+        !ep->copy_ok) {
         return;
     }
     job = (smcuda_copy_job_t *) (ep->seg + ((smcuda_seg_hdr_t *) ep->seg)->jobs_off) + req.job;
@@ -179,7 +179,7 @@ static bool get_shared(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, 
     __atomic_store_n(&job->claim, (uint64_t) gen << 32, __ATOMIC_RELEASE);
 
     req = (smcuda_copy_req_t){.kind = SMCUDA_CTL_COPY_REQ,
-                              .lrank = (uint32_t) m->my_lrank,
+                              .lrank = (uint32_t) ep->ref_id,
                               .job = (uint32_t) slot,
                               .gen = gen};
     (void) mca_btl_smcuda_ring_send_ctl(ep, MCA_BTL_TAG_SMCUDA, &req, sizeof(req));

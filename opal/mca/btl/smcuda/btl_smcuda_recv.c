@@ -150,7 +150,7 @@ static bool deliver_pulled(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *
 static int handle_frag(mca_btl_smcuda_module_t *m, uint64_t ref)
 {
     int lrank = SMCUDA_FIFO_REF_LRANK(ref);
-    mca_btl_base_endpoint_t *ep = lrank < m->n_local ? m->eps[lrank] : NULL;
+    mca_btl_base_endpoint_t *ep = smcuda_ep_by_id(m, lrank);
     smcuda_frag_hdr_t *hdr;
     int n = 1;
 

@@ -50,7 +50,7 @@ static inline bool push_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t
     hdr->complete = 0;
     /* the push's release orders the header and payload stores before it */
     if (SMCUDA_UNLIKELY(
-            !smcuda_fifo_push(ep->fifo, ep->fifo_mask, SMCUDA_FIFO_REF(m->my_lrank, frag->off)))) {
+            !smcuda_fifo_push(ep->fifo, ep->fifo_mask, SMCUDA_FIFO_REF(ep->ref_id, frag->off)))) {
         return false;
     }
     ep->send_seq++;
@@ -170,34 +170,46 @@ int mca_btl_smcuda_complete_done(mca_btl_smcuda_module_t *m)
     }
 }
 
-/* Completes FIFO fragments whose receiver has stored `complete`; per peer
- * they complete in push order, so only each list's head needs checking. */
-int mca_btl_smcuda_reap(mca_btl_smcuda_module_t *m)
+/* Completes ep's FIFO fragments whose receiver has stored `complete`; they
+ * complete in push order, so only the list's head needs checking. */
+static int reap_peer(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep)
 {
     int n = 0;
 
-    for (int i = 0; i < m->n_local && m->inflight; ++i) {
-        mca_btl_base_endpoint_t *ep = m->eps[i];
-        if (NULL == ep || opal_list_is_empty(&ep->inflight)) {
-            continue;
-        }
-        for (;;) {
-            mca_btl_smcuda_frag_t *frag;
-            OPAL_THREAD_LOCK(&ep->lock);
-            frag = (mca_btl_smcuda_frag_t *) opal_list_get_first(&ep->inflight);
-            /* acquire: the receiver's reads of the fragment are complete
-             * before we reuse it */
-            if (&frag->base.super.super == opal_list_get_end(&ep->inflight) ||
-                0 == __atomic_load_n(&frag->hdr->complete, __ATOMIC_ACQUIRE)) {
-                OPAL_THREAD_UNLOCK(&ep->lock);
-                break;
-            }
-            opal_list_remove_first(&ep->inflight);
-            inflight_add(m, -1);
+    if (NULL == ep || opal_list_is_empty(&ep->inflight)) {
+        return 0;
+    }
+    for (;;) {
+        mca_btl_smcuda_frag_t *frag;
+        OPAL_THREAD_LOCK(&ep->lock);
+        frag = (mca_btl_smcuda_frag_t *) opal_list_get_first(&ep->inflight);
+        /* acquire: the receiver's reads of the fragment are complete
+         * before we reuse it */
+        if (&frag->base.super.super == opal_list_get_end(&ep->inflight) ||
+            0 == __atomic_load_n(&frag->hdr->complete, __ATOMIC_ACQUIRE)) {
             OPAL_THREAD_UNLOCK(&ep->lock);
-            frag_done(m, frag); /* without the lock: the callback may send */
-            ++n;
+            return n;
         }
+        opal_list_remove_first(&ep->inflight);
+        inflight_add(m, -1);
+        OPAL_THREAD_UNLOCK(&ep->lock);
+        frag_done(m, frag); /* without the lock: the callback may send */
+        ++n;
+    }
+}
+
+/* Completes FIFO fragments of every peer, local ranks first, then guests. */
+int mca_btl_smcuda_reap(mca_btl_smcuda_module_t *m)
+{
+    /* acquire: pairs with guest_new's release; the slots below it are set */
+    int guests = __atomic_load_n(&m->n_guest_eps, __ATOMIC_ACQUIRE);
+    int n = 0;
+
+    for (int i = 0; i < m->n_local && m->inflight; ++i) {
+        n += reap_peer(m, m->eps[i]);
+    }
+    for (int i = 0; i < guests && m->inflight; ++i) {
+        n += reap_peer(m, m->guest_eps[i]);
     }
     return n;
 }

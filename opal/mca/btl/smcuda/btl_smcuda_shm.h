@@ -4,12 +4,14 @@
  * btl_smcuda_shm.h - everything that lives in shared memory, in one place.
  *
  * Each process owns one segment (a 0600 file in the backing directory,
- * mapped MAP_SHARED by every local peer of the same job).  The owner is the
- * receiver for the FIFO and the rings in its segment, and the sender for the
- * fragments in its pool:
+ * mapped MAP_SHARED by every local peer of the same job, and later by local
+ * peers of other jobs through /proc/<owner pid>/fd/<fd>: its name is gone by
+ * then).  The owner is the receiver for the FIFO and the rings in its
+ * segment, and the sender for the fragments in its pool:
  *
  *   offset 0           smcuda_seg_hdr_t      layout description + attach count
  *   jobs_off           smcuda_copy_job_t[SMCUDA_COPY_JOBS]  shared single-copy jobs
+ *   guests_off         smcuda_guest_t[guest_count]  peers of other jobs that attached
  *   fifo_off           smcuda_fifo_t         receive FIFO (many producers, owner consumes)
  *   fbox_off           fbox_count x [smcuda_fbox_ctl_t + fbox_size bytes]
  *                                            one incoming ring per sender local rank
@@ -29,7 +31,7 @@
 #include <stdint.h>
 
 #define SMCUDA_SHM_MAGIC 0x786331626f6d73ULL /* "smob1cx" */
-#define SMCUDA_SHM_VERSION 3
+#define SMCUDA_SHM_VERSION 4
 #define SMCUDA_CACHE_LINE 64
 
 #define SMCUDA_ALIGN(x, a) (((x) + ((a) -1)) & ~((uint64_t) (a) -1))
@@ -55,7 +57,10 @@ typedef struct smcuda_seg_hdr_t {
     int32_t owner_lrank;  /* local rank of the owner */
     uint64_t owner_base;  /* address of the segment in the owner's address space */
     uint64_t jobs_off;    /* offset of the shared-copy job table */
-    uint8_t pad0[SMCUDA_CACHE_LINE * 2 - 96];
+    uint64_t guests_off;  /* offset of the guest table */
+    uint32_t guest_count; /* its entries; a guest's sender id is n_local + its index */
+    uint32_t rsvd0;
+    uint8_t pad0[SMCUDA_CACHE_LINE * 2 - 112];
     /* own cache line, written only while peers attach: */
     /* processes that have mapped the segment, owner included.  Each
      * attacher increments it (acq_rel); the one that brings it to n_local
@@ -94,6 +99,9 @@ typedef struct smcuda_fifo_t {
     smcuda_fifo_slot_t slots[]; /* fifo_slots entries */
 } smcuda_fifo_t;
 
+/* A fragment reference names its sender by the id under which the owner of
+ * the FIFO knows it: the sender's local rank for a process of the owner's
+ * job, n_local + its guest index for one of another job. */
 #define SMCUDA_FIFO_REF(lrank, off) (((uint64_t) (lrank) << 48) | (uint64_t) (off))
 #define SMCUDA_FIFO_REF_LRANK(ref) ((int) ((ref) >> 48))
 #define SMCUDA_FIFO_REF_OFF(ref) ((ref) & ((1ULL << 48) - 1))
@@ -208,7 +216,7 @@ enum {
 /* asks the data owner to help with a shared get */
 typedef struct smcuda_copy_req_t {
     uint32_t kind;  /* SMCUDA_CTL_COPY_REQ */
-    uint32_t lrank; /* reader's local rank (owner of the job table) */
+    uint32_t lrank; /* reader's sender id at the owner (it owns the job table) */
     uint32_t job;   /* slot */
     uint32_t gen;   /* generation the request is for */
 } smcuda_copy_req_t;
@@ -223,7 +231,7 @@ typedef struct smcuda_amo_msg_t {
     uint32_t kind;    /* SMCUDA_CTL_AMO or SMCUDA_CTL_AMO_REPLY */
     uint16_t op;      /* mca_btl_base_atomic_op_t, or SMCUDA_AMO_CSWAP */
     uint16_t flags;   /* MCA_BTL_ATOMIC_FLAG_32BIT, MCA_BTL_ATOMIC_FLAG_FLOAT */
-    uint32_t lrank;   /* origin's local rank */
+    uint32_t lrank;   /* origin's sender id at the target */
     uint32_t slot;    /* origin's operation slot: index (low 16 bits) + generation */
     uint64_t addr;    /* target address, in the target's address space */
     uint64_t operand; /* operand; the new value of a compare-and-swap */
@@ -235,6 +243,31 @@ typedef struct smcuda_amo_msg_t {
 } smcuda_amo_msg_t;
 
 /* ------------------------------------------------------------------ */
+/* guests: local peers of other jobs (MPI_Comm_spawn, connect/accept)   */
+/* ------------------------------------------------------------------ */
+
+/* A process of another job claims an entry in the segment of each peer it
+ * attaches to, before it sends anything there; the owner reads the entry
+ * when the first fragment with that sender id arrives and maps the guest's
+ * segment through /proc.  Entries are never given back: a job meets at
+ * most guest_count processes of other jobs per process. */
+enum {
+    SMCUDA_GUEST_FREE = 0,    /* unclaimed */
+    SMCUDA_GUEST_CLAIMED = 1, /* taken, being filled in */
+    SMCUDA_GUEST_READY = 2,   /* filled in (release) */
+};
+
+typedef struct smcuda_guest_t {
+    uint32_t state;    /* SMCUDA_GUEST_*; claimed by compare-and-swap */
+    int32_t pid;       /* the guest's pid */
+    int32_t fd;        /* descriptor of its segment in the guest (/proc/<pid>/fd/<fd>) */
+    uint32_t jobid;    /* its job and rank, for messages */
+    uint32_t vpid;
+    uint32_t rsvd;
+    uint64_t seg_size; /* bytes of its segment */
+} smcuda_guest_t;
+
+/* ------------------------------------------------------------------ */
 /* modex: what each process publishes about its segment                */
 /* ------------------------------------------------------------------ */
 
@@ -242,12 +275,14 @@ typedef struct smcuda_modex_t {
     uint32_t version; /* SMCUDA_SHM_VERSION */
     int32_t lrank;    /* local rank of the publisher */
     int32_t pid;      /* its pid */
-    uint32_t rsvd;
+    int32_t fd;       /* its descriptor of the segment: peers of other jobs
+                       * open /proc/<pid>/fd/<fd> (the name is unlinked) */
     uint64_t seg_size; /* bytes to map */
     char path[256];    /* backing file */
 } smcuda_modex_t;
 
 _Static_assert(sizeof(smcuda_seg_hdr_t) == 4 * SMCUDA_CACHE_LINE, "segment header layout");
+_Static_assert(sizeof(smcuda_guest_t) == 32, "guest entry layout");
 _Static_assert(sizeof(smcuda_frag_hdr_t) == 16, "fragment header layout");
 _Static_assert(sizeof(smcuda_fbox_ctl_t) == SMCUDA_CACHE_LINE, "ring control layout");
 _Static_assert(sizeof(smcuda_copy_job_t) == 3 * SMCUDA_CACHE_LINE, "copy job layout");

@@ -1,0 +1,248 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * btl_smcuda_guest.c - local peers of other jobs (MPI_Comm_spawn,
+ * MPI_Comm_connect/accept, MPI_Comm_join).
+ *
+ * Processes of one job find each other's segments by name, and the last one
+ * to attach removes the name. A process of another job comes later, when
+ * the name is gone: it opens the owner's own descriptor of the segment,
+ * /proc/<pid>/fd/<fd> (both numbers are in the owner's modex). The kernel
+ * lets a process of the same user do that where it may read the owner's
+ * /proc entries, a weaker test than single copy's.
+ *
+ * Local ranks are per job, so a guest has no ring in the owner's segment
+ * and no local rank there: it sends through the FIFO under the id
+ * n_local + k, where k is an entry of the owner's guest table naming it.
+ * The process that attaches first claims both entries of the pair, its own
+ * in the peer's table and the peer's in its own, before it sends anything:
+ * the peer may receive (and must be able to answer an atomic operation)
+ * before its own add_procs has been told of us, as the upper layer may
+ * start using a new communicator before its peer has finished setting it
+ * up. The peer then finds both ids by pid. When both attach at once, a
+ * direction may get two entries; either id leads to the same endpoint.
+ * One endpoint serves both directions: whichever of add_procs and the first
+ * fragment comes first creates it, the other finds it by pid.
+ */
+#include "btl_smcuda.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "opal/mca/pmix/pmix.h"
+#include "opal/util/output.h"
+#include "opal/util/proc.h"
+
+static mca_btl_base_endpoint_t *find_by_pid(const mca_btl_smcuda_module_t *m, pid_t pid)
+{
+    for (int i = 0; i < m->n_guest_eps; ++i) {
+        if (m->guest_eps[i]->pid == pid) {
+            return m->guest_eps[i];
+        }
+    }
+    return NULL;
+}
+
+/* The id under which the owner of `seg` knows `pid`, or -1. */
+static int find_entry(const unsigned char *seg, pid_t pid)
+{
+    const smcuda_seg_hdr_t *hdr = (const smcuda_seg_hdr_t *) seg;
+    const smcuda_guest_t *table = (const smcuda_guest_t *) (seg + hdr->guests_off);
+
+    for (uint32_t k = 0; k < hdr->guest_count; ++k) {
+        /* acquire: pairs with the claimer's release; the entry is filled in */
+        if (SMCUDA_GUEST_READY == __atomic_load_n(&table[k].state, __ATOMIC_ACQUIRE) &&
+            table[k].pid == pid) {
+            return (int) (hdr->n_local + k);
+        }
+    }
+    return -1;
+}
+
+/* Takes an entry of the guest table in `seg` for the process described by
+ * `g` (state aside); returns its id there, or -1 when the table is full. */
+static int claim_entry(unsigned char *seg, const smcuda_guest_t *g)
+{
+    const smcuda_seg_hdr_t *hdr = (const smcuda_seg_hdr_t *) seg;
+    smcuda_guest_t *table = (smcuda_guest_t *) (seg + hdr->guests_off);
+
+    for (uint32_t k = 0; k < hdr->guest_count; ++k) {
+        uint32_t expect = SMCUDA_GUEST_FREE;
+        if (__atomic_compare_exchange_n(&table[k].state, &expect, SMCUDA_GUEST_CLAIMED, false,
+                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+            table[k].pid = g->pid;
+            table[k].fd = g->fd;
+            table[k].jobid = g->jobid;
+            table[k].vpid = g->vpid;
+            table[k].seg_size = g->seg_size;
+            /* release: the entry is filled in before anyone reads it */
+            __atomic_store_n(&table[k].state, SMCUDA_GUEST_READY, __ATOMIC_RELEASE);
+            return (int) (hdr->n_local + k);
+        }
+    }
+    return -1;
+}
+
+/* Maps the guest's segment and records the endpoint with whatever ids the
+ * two tables already hold for the pair. Caller holds guest_lock. */
+static mca_btl_base_endpoint_t *guest_new(mca_btl_smcuda_module_t *m, pid_t pid, int fd,
+                                          size_t seg_size)
+{
+    mca_btl_base_endpoint_t *ep;
+    unsigned char *seg;
+    char path[64];
+
+    if (m->n_guest_eps >= (int) mca_btl_smcuda_component.max_guests) {
+        opal_output_verbose(1, mca_btl_smcuda_component.output,
+                            "btl/smcuda: no room for another peer of another job (pid %d): "
+                            "btl_smcuda_max_guests is %u",
+                            (int) pid, mca_btl_smcuda_component.max_guests);
+        return NULL;
+    }
+    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) pid, fd);
+    if (fd < 0 || OPAL_SUCCESS != mca_btl_smcuda_endpoint_map(path, seg_size, pid, &seg)) {
+        return NULL;
+    }
+    ep = mca_btl_smcuda_endpoint_new(m, NULL, pid, seg, seg_size);
+    if (NULL == ep) {
+        munmap(seg, seg_size);
+        return NULL;
+    }
+    ep->guest = true;
+    ep->ref_id = find_entry(seg, getpid());
+    ep->lrank = find_entry(m->seg, pid);
+    if (ep->lrank >= 0) {
+        m->eps[ep->lrank] = ep;
+    }
+    m->guest_eps[m->n_guest_eps] = ep;
+    /* release: the progress loop (btl_smcuda_send.c reaps) reads the count
+     * without the lock */
+    __atomic_store_n(&m->n_guest_eps, m->n_guest_eps + 1, __ATOMIC_RELEASE);
+    smcuda_pv_add(SMCUDA_PV_GUEST_PEERS, 1);
+    return ep;
+}
+
+/* Claims whichever of the pair's two entries is missing. */
+static bool claim_pair(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
+                       const struct opal_proc_t *proc, int fd)
+{
+    if (ep->ref_id < 0) {
+        smcuda_guest_t me = {.pid = (int32_t) getpid(),
+                             .fd = m->seg_fd,
+                             .jobid = (uint32_t) OPAL_PROC_MY_NAME.jobid,
+                             .vpid = (uint32_t) OPAL_PROC_MY_NAME.vpid,
+                             .seg_size = m->seg_size};
+        ep->ref_id = claim_entry(ep->seg, &me);
+    }
+    if (ep->lrank < 0) {
+        smcuda_guest_t peer = {.pid = (int32_t) ep->pid,
+                               .fd = fd,
+                               .jobid = (uint32_t) proc->proc_name.jobid,
+                               .vpid = (uint32_t) proc->proc_name.vpid,
+                               .seg_size = ep->seg_size};
+        ep->lrank = claim_entry(m->seg, &peer);
+        if (ep->lrank >= 0) {
+            m->eps[ep->lrank] = ep;
+        }
+    }
+    return ep->ref_id >= 0 && ep->lrank >= 0;
+}
+
+int mca_btl_smcuda_guest_attach(mca_btl_smcuda_module_t *m, struct opal_proc_t *proc,
+                                mca_btl_base_endpoint_t **ep_out)
+{
+    smcuda_modex_t *mx = NULL;
+    size_t mx_size = 0;
+    mca_btl_base_endpoint_t *ep;
+    int rc;
+
+    if (0 == mca_btl_smcuda_component.max_guests) {
+        return OPAL_ERR_UNREACH;
+    }
+    OPAL_MODEX_RECV(rc, &mca_btl_smcuda_component.super.btl_version, &proc->proc_name,
+                    (void **) &mx, &mx_size);
+    if (OPAL_SUCCESS != rc || NULL == mx) {
+        return OPAL_ERR_UNREACH;
+    }
+    if (mx_size != sizeof(*mx) || SMCUDA_SHM_VERSION != mx->version || mx->pid == getpid()) {
+        free(mx);
+        return OPAL_ERR_UNREACH;
+    }
+    OPAL_THREAD_LOCK(&m->guest_lock);
+    ep = find_by_pid(m, mx->pid); /* it may have sent to us first */
+    if (NULL == ep) {
+        ep = guest_new(m, mx->pid, mx->fd, mx->seg_size);
+    }
+    if (NULL != ep && !claim_pair(m, ep, proc, mx->fd)) {
+        /* a full table: the endpoint stays for receiving, another BTL
+         * carries our sends */
+        opal_output_verbose(1, mca_btl_smcuda_component.output,
+                            "btl/smcuda: no guest entry left for the pair with local peer pid "
+                            "%d of another job (btl_smcuda_max_guests here or there)",
+                            (int) mx->pid);
+        ep = NULL;
+    }
+    if (NULL != ep) {
+        ep->proc = proc;
+        opal_output_verbose(10, mca_btl_smcuda_component.output,
+                            "btl/smcuda: attached local peer pid %d of another job: ids %d "
+                            "there, %d here; single copy %s",
+                            (int) ep->pid, ep->ref_id, ep->lrank,
+                            ep->copy_ok ? m->copy->name : "no");
+    }
+    OPAL_THREAD_UNLOCK(&m->guest_lock);
+    free(mx);
+    if (NULL == ep) {
+        return OPAL_ERR_UNREACH;
+    }
+    *ep_out = ep;
+    return OPAL_SUCCESS;
+}
+
+/* The first fragment from sender `id` (n_local or more) arrived. */
+mca_btl_base_endpoint_t *mca_btl_smcuda_guest_arrived(mca_btl_smcuda_module_t *m, int id)
+{
+    smcuda_guest_t *g = &m->guests[id - m->n_local];
+    mca_btl_base_endpoint_t *ep;
+
+    /* acquire: pairs with the claimer's release; the entry is filled in */
+    if (SMCUDA_GUEST_READY != __atomic_load_n(&g->state, __ATOMIC_ACQUIRE)) {
+        return NULL;
+    }
+    OPAL_THREAD_LOCK(&m->guest_lock);
+    ep = m->eps[id];
+    if (NULL == ep) {
+        ep = find_by_pid(m, g->pid);
+        if (NULL == ep) {
+            ep = guest_new(m, g->pid, g->fd, g->seg_size);
+        }
+        if (NULL != ep) {
+            m->eps[id] = ep; /* a second id of the pair leads here too */
+        }
+    }
+    OPAL_THREAD_UNLOCK(&m->guest_lock);
+    if (NULL == ep) {
+        static bool reported = false;
+        if (!reported) {
+            reported = true;
+            opal_output(0,
+                        "btl/smcuda: cannot map the segment of local peer pid %d (job %u rank "
+                        "%u), which sends to us",
+                        (int) g->pid, g->jobid, g->vpid);
+        }
+    }
+    return ep;
+}
+
+void mca_btl_smcuda_guest_fini(mca_btl_smcuda_module_t *m)
+{
+    for (int i = 0; i < m->n_guest_eps; ++i) {
+        mca_btl_smcuda_endpoint_detach(m->guest_eps[i]);
+    }
+    m->n_guest_eps = 0;
+    for (int id = m->n_local; id < m->n_eps; ++id) {
+        m->eps[id] = NULL;
+    }
+}

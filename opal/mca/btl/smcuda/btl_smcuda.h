@@ -129,6 +129,7 @@ struct mca_btl_base_endpoint_t {
     int ref_id;         /* the id we send under in the peer's FIFO: our local rank,
                          * or n_local + our guest index for a peer of another job */
     bool guest;         /* the peer belongs to another job */
+    smcuda_guest_t who; /* a guest's pid, job, rank and segment (state unused) */
     pid_t pid;          /* peer's pid (single-copy target) */
     unsigned char *seg; /* peer's segment, mapped here */
     size_t seg_size;
@@ -182,12 +183,11 @@ typedef struct mca_btl_smcuda_module_t {
     unsigned char *seg;
     size_t seg_size;
     char seg_path[256];
-    bool seg_linked; /* backing file not yet unlinked by us */
     smcuda_seg_hdr_t *hdr;
     smcuda_fifo_t *fifo;
     uint32_t fifo_mask;
     uint64_t fifo_head; /* consumer ticket (private) */
-    int seg_fd; /* kept open: peers of other jobs open /proc/<pid>/fd/<seg_fd> */
+    int seg_fd;         /* kept open: peers of other jobs open /proc/<pid>/fd/<seg_fd> */
     int my_lrank;
     int n_local;
     int n_eps; /* n_local + guest entries of our segment */
@@ -234,9 +234,10 @@ typedef struct mca_btl_smcuda_module_t {
     opal_mutex_t lock; /* pending list, only taken when threads are in use */
 
     /* peers of other jobs (btl_smcuda_guest.c) */
-    smcuda_guest_t *guests;                /* our guest table (in our segment) */
-    mca_btl_base_endpoint_t **guest_eps;   /* attached guests, in attach order */
+    smcuda_guest_t *guests;              /* our guest table (in our segment) */
+    mca_btl_base_endpoint_t **guest_eps; /* attached guests, in attach order */
     int n_guest_eps;
+    opal_list_t departed;    /* guests whose process exited, unmapped (until finalize) */
     opal_mutex_t guest_lock; /* add_procs against the receive path */
 
     /* receive descriptor handed to the upper layer (valid during its callback) */
@@ -256,11 +257,11 @@ typedef struct mca_btl_smcuda_component_t {
     int free_list_num, free_list_max, free_list_inc; /* eager fragments */
     int max_frags;                                   /* fragments of max_send_size */
     int single_copy_mechanism;
-    size_t cma_min_size;   /* smaller RDMA-able messages use the copy path */
-    size_t split_min_size; /* gets this large are shared by both processes */
-    bool path_adapt;       /* one-way streams take the path measured faster */
-    int pull_fragments;    /* 0 never, 1 when measured cheaper (auto), 2 always */
-    size_t busy_limit;     /* below: copy path while another single-copy send is live */
+    size_t cma_min_size;     /* smaller RDMA-able messages use the copy path */
+    size_t split_min_size;   /* gets this large are shared by both processes */
+    bool path_adapt;         /* one-way streams take the path measured faster */
+    int pull_fragments;      /* 0 never, 1 when measured cheaper (auto), 2 always */
+    size_t busy_limit;       /* below: copy path while another single-copy send is live */
     unsigned int max_guests; /* peers of other jobs that may attach to us */
     char *backing_directory;
     int verbose;

@@ -55,11 +55,25 @@ mca_btl_smcuda_component_t mca_btl_smcuda_component = {
 /* ------------------------------------------------------------------ */
 
 static const char *pv_names[SMCUDA_PV_COUNT] = {
-    "fbox_messages",  "fbox_bytes",        "fifo_messages",          "fifo_bytes",
-    "sendi_messages", "sendi_bytes",       "put_messages",           "put_bytes",
-    "get_messages",   "get_bytes",         "flow_control_stalls",    "get_helped_bytes",
-    "atomic_ops",     "cma_bounced_bytes", "stream_single_messages", "stream_copy_messages",
-    "pull_messages",  "pull_bytes",        "guest_peers",
+    "fbox_messages",
+    "fbox_bytes",
+    "fifo_messages",
+    "fifo_bytes",
+    "sendi_messages",
+    "sendi_bytes",
+    "put_messages",
+    "put_bytes",
+    "get_messages",
+    "get_bytes",
+    "flow_control_stalls",
+    "get_helped_bytes",
+    "atomic_ops",
+    "cma_bounced_bytes",
+    "stream_single_messages",
+    "stream_copy_messages",
+    "pull_messages",
+    "pull_bytes",
+    "guest_peers",
 };
 static const char *pv_help[SMCUDA_PV_COUNT] = {
     "Messages sent through a peer's fast-box ring",
@@ -478,7 +492,9 @@ static int create_segment(mca_btl_smcuda_module_t *m)
     /* kept for peers of other jobs, which open it through /proc */
     m->seg_fd = fd;
     m->seg_size = size;
-    m->seg_linked = true;
+    if (1 == m->n_local) {
+        unlink(m->seg_path); /* no peer of our job will open it by name */
+    }
 
     hdr = m->hdr = (smcuda_seg_hdr_t *) m->seg;
     hdr->version = SMCUDA_SHM_VERSION;
@@ -569,11 +585,13 @@ static mca_btl_base_module_t **smcuda_init(int *num_btls, bool progress_threads,
     (void) progress_threads;
     (void) mpi_threads;
     *num_btls = 0;
-    /* nobody to talk to through shared memory */
-    if (0 == opal_process_info.num_local_peers || opal_process_info.my_local_rank < 0) {
+    if (opal_process_info.my_local_rank < 0 ||
+        !params_valid(&mca_btl_smcuda_component, &m->super)) {
         return NULL;
     }
-    if (!params_valid(&mca_btl_smcuda_component, &m->super)) {
+    /* alone on the node, only processes of other jobs (spawned or
+     * connecting later) can use us */
+    if (0 == opal_process_info.num_local_peers && 0 == mca_btl_smcuda_component.max_guests) {
         return NULL;
     }
     sanitize_params(&mca_btl_smcuda_component, &m->super);
@@ -627,6 +645,7 @@ undo_module:
     free(m->guest_eps);
     m->eps = m->polled = m->guest_eps = NULL;
     OBJ_DESTRUCT(&m->guest_lock);
+    OBJ_DESTRUCT(&m->departed);
     return NULL;
 }
 

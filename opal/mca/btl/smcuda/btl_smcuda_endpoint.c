@@ -71,8 +71,7 @@ int mca_btl_smcuda_endpoint_map(const char *path, size_t seg_size, pid_t pid,
     /* acquire: pairs with the owner's release of the magic; the layout is
      * complete */
     if (SMCUDA_SHM_MAGIC != __atomic_load_n(&hdr->magic, __ATOMIC_ACQUIRE) ||
-        SMCUDA_SHM_VERSION != hdr->version || hdr->seg_size != seg_size ||
-        hdr->owner_pid != pid) {
+        SMCUDA_SHM_VERSION != hdr->version || hdr->seg_size != seg_size || hdr->owner_pid != pid) {
         munmap(seg, seg_size);
         return OPAL_ERR_UNREACH;
     }

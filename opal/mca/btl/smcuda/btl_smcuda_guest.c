@@ -19,13 +19,19 @@
  * the peer may receive (and must be able to answer an atomic operation)
  * before its own add_procs has been told of us, as the upper layer may
  * start using a new communicator before its peer has finished setting it
- * up. The peer then finds both ids by pid. When both attach at once, a
- * direction may get two entries; either id leads to the same endpoint.
- * One endpoint serves both directions: whichever of add_procs and the first
- * fragment comes first creates it, the other finds it by pid.
+ * up. The peer then finds both ids by pid, job and rank. When both attach
+ * at once, a direction may get two entries; either id leads to the same
+ * endpoint. One endpoint serves both directions: whichever of add_procs and
+ * the first fragment comes first creates it, the other finds it.
+ *
+ * A master that spawns workers again and again meets more guests than its
+ * table holds: when a new guest comes, those whose processes have exited
+ * give their entries and their segment's memory back (reclaim()).
  */
 #include "btl_smcuda.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -35,18 +41,35 @@
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
-static mca_btl_base_endpoint_t *find_by_pid(const mca_btl_smcuda_module_t *m, pid_t pid)
+/* Processes are told apart by pid, job and rank together: a pid alone
+ * could have been reused by a process of a later job. */
+static bool same_process(const smcuda_guest_t *a, const smcuda_guest_t *b)
+{
+    return a->pid == b->pid && a->jobid == b->jobid && a->vpid == b->vpid;
+}
+
+static smcuda_guest_t myself(const mca_btl_smcuda_module_t *m)
+{
+    return (smcuda_guest_t){.pid = (int32_t) getpid(),
+                            .fd = m->seg_fd,
+                            .jobid = (uint32_t) OPAL_PROC_MY_NAME.jobid,
+                            .vpid = (uint32_t) OPAL_PROC_MY_NAME.vpid,
+                            .seg_size = m->seg_size};
+}
+
+static mca_btl_base_endpoint_t *find_guest(const mca_btl_smcuda_module_t *m,
+                                           const smcuda_guest_t *who)
 {
     for (int i = 0; i < m->n_guest_eps; ++i) {
-        if (m->guest_eps[i]->pid == pid) {
+        if (same_process(&m->guest_eps[i]->who, who)) {
             return m->guest_eps[i];
         }
     }
     return NULL;
 }
 
-/* The id under which the owner of `seg` knows `pid`, or -1. */
-static int find_entry(const unsigned char *seg, pid_t pid)
+/* The id under which the owner of `seg` knows `who`, or -1. */
+static int find_entry(const unsigned char *seg, const smcuda_guest_t *who)
 {
     const smcuda_seg_hdr_t *hdr = (const smcuda_seg_hdr_t *) seg;
     const smcuda_guest_t *table = (const smcuda_guest_t *) (seg + hdr->guests_off);
@@ -54,7 +77,7 @@ static int find_entry(const unsigned char *seg, pid_t pid)
     for (uint32_t k = 0; k < hdr->guest_count; ++k) {
         /* acquire: pairs with the claimer's release; the entry is filled in */
         if (SMCUDA_GUEST_READY == __atomic_load_n(&table[k].state, __ATOMIC_ACQUIRE) &&
-            table[k].pid == pid) {
+            same_process(&table[k], who)) {
             return (int) (hdr->n_local + k);
         }
     }
@@ -85,15 +108,71 @@ static int claim_entry(unsigned char *seg, const smcuda_guest_t *g)
     return -1;
 }
 
+/* A FIFO that is always full: what a departed guest's endpoint points to,
+ * so that a send to it (an error of the application) waits instead of
+ * writing into memory that is gone. */
+static struct {
+    smcuda_fifo_t fifo;
+    smcuda_fifo_slot_t slot; /* fifo.slots[0] */
+} full_fifo = {.fifo = {.tail = 0}, .slot = {.seq = UINT64_MAX}};
+
+/* A guest whose process is gone, with nothing of ours in flight to it:
+ * its entries in our table are given back, its segment is unmapped (the
+ * memory behind it is freed once every process that mapped it has done
+ * so), and the endpoint object stays, inert, until finalize, as the upper
+ * layer may still hold it. Caller holds guest_lock. */
+static bool reclaim(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep)
+{
+    if (!opal_list_is_empty(&ep->inflight) || !opal_list_is_empty(&ep->pending) ||
+        ep->on_pending_list || 0 == ep->who.pid || 0 == kill(ep->who.pid, 0) || ESRCH != errno) {
+        return false;
+    }
+    for (uint32_t k = 0; k < m->hdr->guest_count; ++k) {
+        if (SMCUDA_GUEST_READY == __atomic_load_n(&m->guests[k].state, __ATOMIC_ACQUIRE) &&
+            same_process(&m->guests[k], &ep->who)) {
+            m->eps[m->n_local + (int) k] = NULL;
+            /* release: the slot's old contents are dead before a new guest
+             * may claim it */
+            __atomic_store_n(&m->guests[k].state, SMCUDA_GUEST_FREE, __ATOMIC_RELEASE);
+        }
+    }
+    munmap(ep->seg, ep->seg_size);
+    ep->seg = NULL;
+    ep->fifo = &full_fifo.fifo;
+    ep->fifo_mask = 0;
+    ep->copy_ok = false;
+    ep->lrank = ep->ref_id = -1;
+    opal_list_append(&m->departed, &ep->super);
+    return true;
+}
+
+/* Before a new guest: reclaim the departed ones. The reaper walks
+ * guest_eps without the lock; an endpoint moved down while it walks is
+ * seen at its next pass, and none is freed before finalize. */
+static void reclaim_departed(mca_btl_smcuda_module_t *m)
+{
+    int kept = 0;
+
+    for (int i = 0; i < m->n_guest_eps; ++i) {
+        mca_btl_base_endpoint_t *ep = m->guest_eps[i];
+        if (!reclaim(m, ep)) {
+            m->guest_eps[kept++] = ep;
+        }
+    }
+    __atomic_store_n(&m->n_guest_eps, kept, __ATOMIC_RELEASE);
+}
+
 /* Maps the guest's segment and records the endpoint with whatever ids the
  * two tables already hold for the pair. Caller holds guest_lock. */
-static mca_btl_base_endpoint_t *guest_new(mca_btl_smcuda_module_t *m, pid_t pid, int fd,
-                                          size_t seg_size)
+static mca_btl_base_endpoint_t *guest_new(mca_btl_smcuda_module_t *m, const smcuda_guest_t *who)
 {
+    smcuda_guest_t me = myself(m);
     mca_btl_base_endpoint_t *ep;
+    pid_t pid = who->pid;
     unsigned char *seg;
     char path[64];
 
+    reclaim_departed(m);
     if (m->n_guest_eps >= (int) mca_btl_smcuda_component.max_guests) {
         opal_output_verbose(1, mca_btl_smcuda_component.output,
                             "btl/smcuda: no room for another peer of another job (pid %d): "
@@ -101,18 +180,20 @@ static mca_btl_base_endpoint_t *guest_new(mca_btl_smcuda_module_t *m, pid_t pid,
                             (int) pid, mca_btl_smcuda_component.max_guests);
         return NULL;
     }
-    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) pid, fd);
-    if (fd < 0 || OPAL_SUCCESS != mca_btl_smcuda_endpoint_map(path, seg_size, pid, &seg)) {
+    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) pid, who->fd);
+    if (who->fd < 0 ||
+        OPAL_SUCCESS != mca_btl_smcuda_endpoint_map(path, who->seg_size, pid, &seg)) {
         return NULL;
     }
-    ep = mca_btl_smcuda_endpoint_new(m, NULL, pid, seg, seg_size);
+    ep = mca_btl_smcuda_endpoint_new(m, NULL, pid, seg, who->seg_size);
     if (NULL == ep) {
-        munmap(seg, seg_size);
+        munmap(seg, who->seg_size);
         return NULL;
     }
     ep->guest = true;
-    ep->ref_id = find_entry(seg, getpid());
-    ep->lrank = find_entry(m->seg, pid);
+    ep->who = *who;
+    ep->ref_id = find_entry(seg, &me);
+    ep->lrank = find_entry(m->seg, who);
     if (ep->lrank >= 0) {
         m->eps[ep->lrank] = ep;
     }
@@ -125,24 +206,14 @@ static mca_btl_base_endpoint_t *guest_new(mca_btl_smcuda_module_t *m, pid_t pid,
 }
 
 /* Claims whichever of the pair's two entries is missing. */
-static bool claim_pair(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
-                       const struct opal_proc_t *proc, int fd)
+static bool claim_pair(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep)
 {
     if (ep->ref_id < 0) {
-        smcuda_guest_t me = {.pid = (int32_t) getpid(),
-                             .fd = m->seg_fd,
-                             .jobid = (uint32_t) OPAL_PROC_MY_NAME.jobid,
-                             .vpid = (uint32_t) OPAL_PROC_MY_NAME.vpid,
-                             .seg_size = m->seg_size};
+        smcuda_guest_t me = myself(m);
         ep->ref_id = claim_entry(ep->seg, &me);
     }
     if (ep->lrank < 0) {
-        smcuda_guest_t peer = {.pid = (int32_t) ep->pid,
-                               .fd = fd,
-                               .jobid = (uint32_t) proc->proc_name.jobid,
-                               .vpid = (uint32_t) proc->proc_name.vpid,
-                               .seg_size = ep->seg_size};
-        ep->lrank = claim_entry(m->seg, &peer);
+        ep->lrank = claim_entry(m->seg, &ep->who);
         if (ep->lrank >= 0) {
             m->eps[ep->lrank] = ep;
         }
@@ -156,6 +227,7 @@ int mca_btl_smcuda_guest_attach(mca_btl_smcuda_module_t *m, struct opal_proc_t *
     smcuda_modex_t *mx = NULL;
     size_t mx_size = 0;
     mca_btl_base_endpoint_t *ep;
+    smcuda_guest_t who;
     int rc;
 
     if (0 == mca_btl_smcuda_component.max_guests) {
@@ -170,12 +242,17 @@ int mca_btl_smcuda_guest_attach(mca_btl_smcuda_module_t *m, struct opal_proc_t *
         free(mx);
         return OPAL_ERR_UNREACH;
     }
+    who = (smcuda_guest_t){.pid = mx->pid,
+                           .fd = mx->fd,
+                           .jobid = (uint32_t) proc->proc_name.jobid,
+                           .vpid = (uint32_t) proc->proc_name.vpid,
+                           .seg_size = mx->seg_size};
     OPAL_THREAD_LOCK(&m->guest_lock);
-    ep = find_by_pid(m, mx->pid); /* it may have sent to us first */
+    ep = find_guest(m, &who); /* it may have sent to us first */
     if (NULL == ep) {
-        ep = guest_new(m, mx->pid, mx->fd, mx->seg_size);
+        ep = guest_new(m, &who);
     }
-    if (NULL != ep && !claim_pair(m, ep, proc, mx->fd)) {
+    if (NULL != ep && !claim_pair(m, ep)) {
         /* a full table: the endpoint stays for receiving, another BTL
          * carries our sends */
         opal_output_verbose(1, mca_btl_smcuda_component.output,
@@ -214,9 +291,9 @@ mca_btl_base_endpoint_t *mca_btl_smcuda_guest_arrived(mca_btl_smcuda_module_t *m
     OPAL_THREAD_LOCK(&m->guest_lock);
     ep = m->eps[id];
     if (NULL == ep) {
-        ep = find_by_pid(m, g->pid);
+        ep = find_guest(m, g);
         if (NULL == ep) {
-            ep = guest_new(m, g->pid, g->fd, g->seg_size);
+            ep = guest_new(m, g);
         }
         if (NULL != ep) {
             m->eps[id] = ep; /* a second id of the pair leads here too */
@@ -238,8 +315,13 @@ mca_btl_base_endpoint_t *mca_btl_smcuda_guest_arrived(mca_btl_smcuda_module_t *m
 
 void mca_btl_smcuda_guest_fini(mca_btl_smcuda_module_t *m)
 {
+    opal_list_item_t *item;
+
     for (int i = 0; i < m->n_guest_eps; ++i) {
         mca_btl_smcuda_endpoint_detach(m->guest_eps[i]);
+    }
+    while (NULL != (item = opal_list_remove_first(&m->departed))) {
+        mca_btl_smcuda_endpoint_detach((mca_btl_base_endpoint_t *) item); /* seg is NULL */
     }
     m->n_guest_eps = 0;
     for (int id = m->n_local; id < m->n_eps; ++id) {

@@ -283,6 +283,7 @@ int mca_btl_smcuda_finalize(struct mca_btl_base_module_t *btl)
         free(m->reg_cache[--m->reg_cached]);
     }
     OBJ_DESTRUCT(&m->guest_lock);
+    OBJ_DESTRUCT(&m->departed);
     OBJ_DESTRUCT(&m->pending_eps);
     OBJ_DESTRUCT(&m->done);
     OPAL_LIST_DESTRUCT(&m->amo_backlog);
@@ -333,6 +334,7 @@ int mca_btl_smcuda_module_init(mca_btl_smcuda_module_t *m)
     }
     m->n_guest_eps = 0;
     OBJ_CONSTRUCT(&m->guest_lock, opal_mutex_t);
+    OBJ_CONSTRUCT(&m->departed, opal_list_t);
     m->n_polled = 0;
     m->inflight = 0;
     m->in_progress = 0;

@@ -258,10 +258,10 @@ enum {
 };
 
 typedef struct smcuda_guest_t {
-    uint32_t state;    /* SMCUDA_GUEST_*; claimed by compare-and-swap */
-    int32_t pid;       /* the guest's pid */
-    int32_t fd;        /* descriptor of its segment in the guest (/proc/<pid>/fd/<fd>) */
-    uint32_t jobid;    /* its job and rank, for messages */
+    uint32_t state; /* SMCUDA_GUEST_*; claimed by compare-and-swap */
+    int32_t pid;    /* the guest's pid */
+    int32_t fd;     /* descriptor of its segment in the guest (/proc/<pid>/fd/<fd>) */
+    uint32_t jobid; /* its job and rank, for messages */
     uint32_t vpid;
     uint32_t rsvd;
     uint64_t seg_size; /* bytes of its segment */
@@ -272,11 +272,11 @@ typedef struct smcuda_guest_t {
 /* ------------------------------------------------------------------ */
 
 typedef struct smcuda_modex_t {
-    uint32_t version; /* SMCUDA_SHM_VERSION */
-    int32_t lrank;    /* local rank of the publisher */
-    int32_t pid;      /* its pid */
-    int32_t fd;       /* its descriptor of the segment: peers of other jobs
-                       * open /proc/<pid>/fd/<fd> (the name is unlinked) */
+    uint32_t version;  /* SMCUDA_SHM_VERSION */
+    int32_t lrank;     /* local rank of the publisher */
+    int32_t pid;       /* its pid */
+    int32_t fd;        /* its descriptor of the segment: peers of other jobs
+                        * open /proc/<pid>/fd/<fd> (the name is unlinked) */
     uint64_t seg_size; /* bytes to map */
     char path[256];    /* backing file */
 } smcuda_modex_t;

@@ -278,9 +278,9 @@ static int smcuda_register(void)
     c->max_guests = 256;
     reg_uint("max_guests",
              "Local processes of other jobs (MPI_Comm_spawn, MPI_Comm_connect/accept, "
-             "MPI_Comm_join) that can reach this process through shared memory, over the job's "
-             "lifetime (0..4096; 0: only processes of the same job); beyond that they use "
-             "another BTL",
+             "MPI_Comm_join) that can reach this process through shared memory at a time; "
+             "exited ones give their entries back when a new one comes (0..4096; 0: only "
+             "processes of the same job); beyond that they use another BTL",
              &c->max_guests, OPAL_INFO_LVL_5);
     c->verbose = 0;
     reg_int("verbose", "Verbosity of btl/smcuda diagnostics (0: errors only)", &c->verbose,

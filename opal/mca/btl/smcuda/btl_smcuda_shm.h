@@ -246,11 +246,13 @@ typedef struct smcuda_amo_msg_t {
 /* guests: local peers of other jobs (MPI_Comm_spawn, connect/accept)   */
 /* ------------------------------------------------------------------ */
 
-/* A process of another job claims an entry in the segment of each peer it
- * attaches to, before it sends anything there; the owner reads the entry
- * when the first fragment with that sender id arrives and maps the guest's
- * segment through /proc.  Entries are never given back: a job meets at
- * most guest_count processes of other jobs per process. */
+/* Entry k names the process that sends to the owner under the id
+ * n_local + k. The first process of a pair to attach claims both entries
+ * (its own in the peer's table, the peer's in its own) before it sends
+ * anything; the owner reads the entry when the first fragment with that id
+ * arrives and maps the guest's segment through /proc. The owner gives the
+ * entries of a guest that has exited back (state FREE) when a new guest
+ * comes (btl_smcuda_guest.c). */
 enum {
     SMCUDA_GUEST_FREE = 0,    /* unclaimed */
     SMCUDA_GUEST_CLAIMED = 1, /* taken, being filled in */

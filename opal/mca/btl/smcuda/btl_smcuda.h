@@ -401,6 +401,7 @@ struct mca_btl_smcuda_frag_t;
 int mca_btl_smcuda_frag_start(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
                               struct mca_btl_smcuda_frag_t *frag);
 int mca_btl_smcuda_reap(mca_btl_smcuda_module_t *m);
+int mca_btl_smcuda_reap_peer(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep);
 int mca_btl_smcuda_retry_pending(mca_btl_smcuda_module_t *m);
 
 int mca_btl_smcuda_complete_done(mca_btl_smcuda_module_t *m);

@@ -116,16 +116,62 @@ static struct {
     smcuda_fifo_slot_t slot; /* fifo.slots[0] */
 } full_fifo = {.fifo = {.tail = 0}, .slot = {.seq = UINT64_MAX}};
 
-/* A guest whose process is gone, with nothing of ours in flight to it:
+/* Unmaps a guest's segment and keeps its endpoint, inert, until finalize:
+ * the upper layer, or the reaper walking guest_eps, may still hold it. */
+static void retire(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep)
+{
+    munmap(ep->seg, ep->seg_size);
+    ep->seg = NULL;
+    ep->fifo = &full_fifo.fifo;
+    ep->fifo_mask = 0;
+    ep->copy_ok = false;
+    ep->lrank = ep->ref_id = -1;
+    opal_list_append(&m->departed, &ep->super);
+}
+
+/* Whether our FIFO still holds a fragment from sender `id` (one that a
+ * guest pushed just before it exited). Read while the owner may be
+ * consuming: a fragment it takes meanwhile only makes the answer stale in
+ * the safe direction. */
+static bool fifo_holds(const mca_btl_smcuda_module_t *m, int id)
+{
+    uint64_t tail = __atomic_load_n(&m->fifo->tail, __ATOMIC_ACQUIRE);
+
+    for (uint64_t t = __atomic_load_n(&m->fifo_head, __ATOMIC_RELAXED); t < tail; ++t) {
+        const smcuda_fifo_slot_t *slot = &m->fifo->slots[t & m->fifo_mask];
+        if (__atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE) == t + 1 &&
+            SMCUDA_FIFO_REF_LRANK(slot->value) == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A guest whose process is gone, with nothing of ours left unread by it:
  * its entries in our table are given back, its segment is unmapped (the
  * memory behind it is freed once every process that mapped it has done
  * so), and the endpoint object stays, inert, until finalize, as the upper
  * layer may still hold it. Caller holds guest_lock. */
 static bool reclaim(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep)
 {
-    if (!opal_list_is_empty(&ep->inflight) || !opal_list_is_empty(&ep->pending) ||
-        ep->on_pending_list || 0 == ep->who.pid || 0 == kill(ep->who.pid, 0) || ESRCH != errno) {
+    if (!opal_list_is_empty(&ep->pending) || ep->on_pending_list || 0 == ep->who.pid ||
+        0 == kill(ep->who.pid, 0) || ESRCH != errno) {
         return false;
+    }
+    /* fragments it read before it exited, not yet completed here (we may
+     * not have progressed since): complete them now; one it never read
+     * keeps the endpoint */
+    (void) mca_btl_smcuda_reap_peer(m, ep);
+    if (!opal_list_is_empty(&ep->inflight)) {
+        return false;
+    }
+    /* its last fragments still to be read would name an entry that a new
+     * guest might have taken by then: wait for them */
+    for (uint32_t k = 0; k < m->hdr->guest_count; ++k) {
+        if (SMCUDA_GUEST_READY == __atomic_load_n(&m->guests[k].state, __ATOMIC_ACQUIRE) &&
+            same_process(&m->guests[k], &ep->who) && fifo_holds(m, m->n_local + (int) k)) {
+            return false;
+        }
     }
     for (uint32_t k = 0; k < m->hdr->guest_count; ++k) {
         if (SMCUDA_GUEST_READY == __atomic_load_n(&m->guests[k].state, __ATOMIC_ACQUIRE) &&
@@ -136,13 +182,7 @@ static bool reclaim(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep)
             __atomic_store_n(&m->guests[k].state, SMCUDA_GUEST_FREE, __ATOMIC_RELEASE);
         }
     }
-    munmap(ep->seg, ep->seg_size);
-    ep->seg = NULL;
-    ep->fifo = &full_fifo.fifo;
-    ep->fifo_mask = 0;
-    ep->copy_ok = false;
-    ep->lrank = ep->ref_id = -1;
-    opal_list_append(&m->departed, &ep->super);
+    retire(m, ep);
     return true;
 }
 
@@ -162,6 +202,27 @@ static void reclaim_departed(mca_btl_smcuda_module_t *m)
     __atomic_store_n(&m->n_guest_eps, kept, __ATOMIC_RELEASE);
 }
 
+/* A full table or endpoint array may hold a guest that is exiting right
+ * now, as the next one arrives (a master spawning workers one after the
+ * other): retry for a while (2 s) before giving up. Caller holds
+ * guest_lock. */
+#define FULL_RETRY_US 2000000
+#define FULL_STEP_US 1000
+
+static bool make_room(mca_btl_smcuda_module_t *m)
+{
+    for (int waited = 0;; waited += FULL_STEP_US) {
+        reclaim_departed(m);
+        if (m->n_guest_eps < (int) mca_btl_smcuda_component.max_guests) {
+            return true;
+        }
+        if (waited >= FULL_RETRY_US) {
+            return false;
+        }
+        usleep(FULL_STEP_US);
+    }
+}
+
 /* Maps the guest's segment and records the endpoint with whatever ids the
  * two tables already hold for the pair. Caller holds guest_lock. */
 static mca_btl_base_endpoint_t *guest_new(mca_btl_smcuda_module_t *m, const smcuda_guest_t *who)
@@ -172,8 +233,7 @@ static mca_btl_base_endpoint_t *guest_new(mca_btl_smcuda_module_t *m, const smcu
     unsigned char *seg;
     char path[64];
 
-    reclaim_departed(m);
-    if (m->n_guest_eps >= (int) mca_btl_smcuda_component.max_guests) {
+    if (!make_room(m)) {
         opal_output_verbose(1, mca_btl_smcuda_component.output,
                             "btl/smcuda: no room for another peer of another job (pid %d): "
                             "btl_smcuda_max_guests is %u",
@@ -206,14 +266,61 @@ static mca_btl_base_endpoint_t *guest_new(mca_btl_smcuda_module_t *m, const smcu
 }
 
 /* Claims whichever of the pair's two entries is missing. */
+/* Waits (up to a second) until no entry of the table in `seg` is half
+ * claimed: a claimer that was descheduled between its claim and its
+ * release (oversubscribed cores) may be filling in the entry we look for. */
+static void wait_settled(const unsigned char *seg)
+{
+    const smcuda_seg_hdr_t *hdr = (const smcuda_seg_hdr_t *) seg;
+    const smcuda_guest_t *table = (const smcuda_guest_t *) (seg + hdr->guests_off);
+
+    for (int tries = 0; tries < 10000; ++tries) {
+        bool busy = false;
+        for (uint32_t k = 0; k < hdr->guest_count && !busy; ++k) {
+            busy = SMCUDA_GUEST_CLAIMED == __atomic_load_n(&table[k].state, __ATOMIC_ACQUIRE);
+        }
+        if (!busy) {
+            return;
+        }
+        usleep(100);
+    }
+}
+
+/* The entry naming `who` in the table in `seg`: found, or claimed, or (the
+ * table having filled meanwhile, perhaps with the very entry, as the peer
+ * attaches at the same time) found after all. A full table may be waiting
+ * for its owner to give back the entries of a guest that is exiting: in
+ * our own table we do that, in the peer's the peer does it as it attaches
+ * us at the same time. -1: none within FULL_RETRY_US. */
+static int take_entry(mca_btl_smcuda_module_t *m, unsigned char *seg, const smcuda_guest_t *who)
+{
+    for (int waited = 0;; waited += FULL_STEP_US) {
+        int id = find_entry(seg, who);
+        if (id < 0) {
+            id = claim_entry(seg, who);
+        }
+        if (id < 0) {
+            wait_settled(seg);
+            id = find_entry(seg, who);
+        }
+        if (id >= 0 || waited >= FULL_RETRY_US) {
+            return id;
+        }
+        usleep(FULL_STEP_US);
+        if (seg == m->seg) {
+            reclaim_departed(m);
+        }
+    }
+}
+
 static bool claim_pair(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep)
 {
     if (ep->ref_id < 0) {
         smcuda_guest_t me = myself(m);
-        ep->ref_id = claim_entry(ep->seg, &me);
+        ep->ref_id = take_entry(m, ep->seg, &me);
     }
     if (ep->lrank < 0) {
-        ep->lrank = claim_entry(m->seg, &ep->who);
+        ep->lrank = take_entry(m, m->seg, &ep->who);
         if (ep->lrank >= 0) {
             m->eps[ep->lrank] = ep;
         }
@@ -253,12 +360,18 @@ int mca_btl_smcuda_guest_attach(mca_btl_smcuda_module_t *m, struct opal_proc_t *
         ep = guest_new(m, &who);
     }
     if (NULL != ep && !claim_pair(m, ep)) {
-        /* a full table: the endpoint stays for receiving, another BTL
-         * carries our sends */
+        /* a full table: another BTL carries our sends. With an entry of
+         * ours the peer may still send to us, so the endpoint stays;
+         * without one it would only hold a place in guest_eps that a guest
+         * with an entry may need (it was the last one added). */
         opal_output_verbose(1, mca_btl_smcuda_component.output,
                             "btl/smcuda: no guest entry left for the pair with local peer pid "
                             "%d of another job (btl_smcuda_max_guests here or there)",
                             (int) mx->pid);
+        if (ep->lrank < 0 && m->guest_eps[m->n_guest_eps - 1] == ep) {
+            __atomic_store_n(&m->n_guest_eps, m->n_guest_eps - 1, __ATOMIC_RELEASE);
+            retire(m, ep);
+        }
         ep = NULL;
     }
     if (NULL != ep) {

@@ -172,7 +172,7 @@ int mca_btl_smcuda_complete_done(mca_btl_smcuda_module_t *m)
 
 /* Completes ep's FIFO fragments whose receiver has stored `complete`; they
  * complete in push order, so only the list's head needs checking. */
-static int reap_peer(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep)
+int mca_btl_smcuda_reap_peer(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep)
 {
     int n = 0;
 
@@ -206,10 +206,10 @@ int mca_btl_smcuda_reap(mca_btl_smcuda_module_t *m)
     int n = 0;
 
     for (int i = 0; i < m->n_local && m->inflight; ++i) {
-        n += reap_peer(m, m->eps[i]);
+        n += mca_btl_smcuda_reap_peer(m, m->eps[i]);
     }
     for (int i = 0; i < guests && m->inflight; ++i) {
-        n += reap_peer(m, m->guest_eps[i]);
+        n += mca_btl_smcuda_reap_peer(m, m->guest_eps[i]);
     }
     return n;
 }

@@ -140,6 +140,32 @@ static void bu_counters_total(bu_counters_t *c)
     MPI_Allreduce(&mine.found, &c->found, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 }
 
+/* A btl_smcuda_* counter other than the above, by name, as counted since
+ * this function was first called with that name (call it once early);
+ * 0 when it does not exist. */
+static unsigned long long bu_named_counter(const char *name)
+{
+    static const char *names[8];
+    static MPI_T_pvar_handle handles[8];
+    static int ok[8], used;
+    unsigned long long v = 0;
+    int i, idx, count;
+
+    for (i = 0; i < used && 0 != strcmp(names[i], name); ++i)
+        ;
+    if (i == used) {
+        if (used == 8)
+            return 0;
+        names[i] = name;
+        ok[i] = MPI_SUCCESS == MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &idx) &&
+                MPI_SUCCESS == MPI_T_pvar_handle_alloc(bu_session, idx, NULL, &handles[i], &count);
+        ++used;
+    }
+    if (ok[i])
+        MPI_T_pvar_read(bu_session, handles[i], &v);
+    return v;
+}
+
 static void bu_counters_print(const char *prog, const bu_counters_t *c)
 {
     if (0 != bu_rank)

@@ -50,21 +50,7 @@ static int seed_of(int src, int dst, size_t k)
 
 static unsigned long long guest_peers(void)
 {
-    static MPI_T_pvar_handle h;
-    static int opened = 0;
-    unsigned long long v = 0;
-    int idx, count;
-
-    if (!opened) {
-        opened = MPI_SUCCESS == MPI_T_pvar_get_index("btl_smcuda_guest_peers",
-                                                     MPI_T_PVAR_CLASS_COUNTER, &idx) &&
-                 MPI_SUCCESS == MPI_T_pvar_handle_alloc(bu_session, idx, NULL, &h, &count);
-        opened = opened ? 1 : -1;
-    }
-    if (opened > 0) {
-        MPI_T_pvar_read(bu_session, h, &v);
-    }
-    return v;
+    return bu_named_counter("btl_smcuda_guest_peers");
 }
 
 /* Every pair, every size, both directions at once. */

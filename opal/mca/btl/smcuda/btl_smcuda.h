@@ -78,6 +78,7 @@ enum {
     SMCUDA_PV_PULL_MESSAGES,
     SMCUDA_PV_PULL_BYTES,
     SMCUDA_PV_GUEST_PEERS, /* local peers of other jobs attached (either side) */
+    SMCUDA_PV_FAR_SINGLE,  /* messages below cma_min_size sent by single copy to a far peer */
     SMCUDA_PV_COUNT
 };
 
@@ -167,6 +168,9 @@ OBJ_CLASS_DECLARATION(mca_btl_base_endpoint_t);
 /* module and component                                                */
 /* ------------------------------------------------------------------ */
 
+/* Hand-off samples whose least is published (btl_smcuda_path.c). */
+#define SMCUDA_HANDOFF_SAMPLES 16
+
 /* Intervals between pipeline fragments measured together (btl_smcuda_path.c). */
 #define SMCUDA_RUN_FRAGS 8
 
@@ -221,6 +225,8 @@ typedef struct mca_btl_smcuda_module_t {
     unsigned char *pull_buf;           /* pulled fragments are assembled here (max_send_size) */
     size_t pull_cap;
     uint32_t runs_seen;
+    uint32_t ho_min;         /* least hand-off time of the samples so far (btl_smcuda_path.c) */
+    uint32_t ho_n;           /* samples so far */
     opal_list_t pending_eps; /* endpoints with queued fragments */
     int32_t in_progress;     /* progress re-entrance guard */
 
@@ -257,12 +263,13 @@ typedef struct mca_btl_smcuda_component_t {
     int free_list_num, free_list_max, free_list_inc; /* eager fragments */
     int max_frags;                                   /* fragments of max_send_size */
     int single_copy_mechanism;
-    size_t cma_min_size;     /* smaller RDMA-able messages use the copy path */
-    size_t split_min_size;   /* gets this large are shared by both processes */
-    bool path_adapt;         /* one-way streams take the path measured faster */
-    int pull_fragments;      /* 0 never, 1 when measured cheaper (auto), 2 always */
-    size_t busy_limit;       /* below: copy path while another single-copy send is live */
-    unsigned int max_guests; /* peers of other jobs that may attach to us */
+    size_t cma_min_size;         /* smaller RDMA-able messages use the copy path */
+    size_t split_min_size;       /* gets this large are shared by both processes */
+    bool path_adapt;             /* one-way streams take the path measured faster */
+    int pull_fragments;          /* 0 never, 1 when measured cheaper (auto), 2 always */
+    size_t busy_limit;           /* below: copy path while another single-copy send is live */
+    unsigned int max_guests;     /* peers of other jobs that may attach to us */
+    unsigned int far_handoff_ns; /* a peer this far away gets single copy from the eager limit */
     char *backing_directory;
     int verbose;
 
@@ -414,7 +421,8 @@ bool mca_btl_smcuda_path_single(mca_btl_smcuda_module_t *m, mca_btl_base_endpoin
                                 size_t size);
 uint64_t mca_btl_smcuda_now_ns(void);
 void mca_btl_smcuda_path_get(mca_btl_smcuda_module_t *m, size_t bytes, uint64_t t0);
-void mca_btl_smcuda_path_fragment(mca_btl_smcuda_module_t *m, size_t bytes);
+uint64_t mca_btl_smcuda_path_fragment(mca_btl_smcuda_module_t *m, size_t bytes);
+void mca_btl_smcuda_path_handoff(mca_btl_smcuda_module_t *m, uint32_t stamp, uint64_t now);
 bool mca_btl_smcuda_path_pull(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep);
 
 /* receive side and progress (btl_smcuda_recv.c) */

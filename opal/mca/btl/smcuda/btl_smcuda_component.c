@@ -74,6 +74,7 @@ static const char *pv_names[SMCUDA_PV_COUNT] = {
     "pull_messages",
     "pull_bytes",
     "guest_peers",
+    "far_single_messages",
 };
 static const char *pv_help[SMCUDA_PV_COUNT] = {
     "Messages sent through a peer's fast-box ring",
@@ -102,6 +103,8 @@ static const char *pv_help[SMCUDA_PV_COUNT] = {
     "Bytes read for pulled pipeline fragments",
     "Local peers of other jobs (MPI_Comm_spawn, MPI_Comm_connect/accept) reached through "
     "shared memory",
+    "Messages below btl_smcuda_cma_min_size sent by single copy because the receiver is far "
+    "away (btl_smcuda_far_handoff_ns)",
 };
 
 static int reg_uint(const char *name, const char *help, unsigned int *storage,
@@ -282,6 +285,15 @@ static int smcuda_register(void)
              "exited ones give their entries back when a new one comes (0..4096; 0: only "
              "processes of the same job); beyond that they use another BTL",
              &c->max_guests, OPAL_INFO_LVL_5);
+    c->far_handoff_ns = 220;
+    reg_uint("far_handoff_ns",
+             "A receiver that takes at least this many nanoseconds to see a fragment pushed "
+             "into its FIFO (the least of 16 sampled pipeline fragments, re-measured at least "
+             "every 100 ms) is far away: the cores do not share a cache, every line that crosses "
+             "costs that much, and messages from the eager limit up to cma_min_size go by "
+             "single copy instead of the copy path (0: every peer is far; a large value: "
+             "none is)",
+             &c->far_handoff_ns, OPAL_INFO_LVL_5);
     c->verbose = 0;
     reg_int("verbose", "Verbosity of btl/smcuda diagnostics (0: errors only)", &c->verbose,
             OPAL_INFO_LVL_9);

@@ -179,7 +179,10 @@ static int handle_frag(mca_btl_smcuda_module_t *m, uint64_t ref)
     } else {
         if (hdr->len > m->super.btl_eager_limit) {
             m->rx_bulk++; /* a pipeline fragment: someone streams to us */
-            mca_btl_smcuda_path_fragment(m, hdr->len);
+            uint64_t now = mca_btl_smcuda_path_fragment(m, hdr->len);
+            if (0 != hdr->stamp) {
+                mca_btl_smcuda_path_handoff(m, hdr->stamp, now);
+            }
         }
         deliver(m, hdr->tag, hdr + 1, hdr->len);
     }

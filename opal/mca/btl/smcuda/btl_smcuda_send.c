@@ -48,6 +48,12 @@ static inline bool push_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t
     hdr->flags = frag->pull ? SMCUDA_FRAG_PULL : 0;
     hdr->seq = ep->send_seq;
     hdr->complete = 0;
+    hdr->stamp = 0;
+    /* one pipeline fragment in four carries its push time: the receiver
+     * measures how far away we are (btl_smcuda_path.c) */
+    if (SMCUDA_UNLIKELY(hdr->len > m->super.btl_eager_limit) && 0 == (ep->send_seq & 3)) {
+        hdr->stamp = (uint32_t) mca_btl_smcuda_now_ns() | 1u;
+    }
     /* the push's release orders the header and payload stores before it */
     if (SMCUDA_UNLIKELY(
             !smcuda_fifo_push(ep->fifo, ep->fifo_mask, SMCUDA_FIFO_REF(ep->ref_id, frag->off)))) {

@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #define SMCUDA_SHM_MAGIC 0x786331626f6d73ULL /* "smob1cx" */
-#define SMCUDA_SHM_VERSION 4
+#define SMCUDA_SHM_VERSION 5
 #define SMCUDA_CACHE_LINE 64
 
 #define SMCUDA_ALIGN(x, a) (((x) + ((a) -1)) & ~((uint64_t) (a) -1))
@@ -77,7 +77,13 @@ typedef struct smcuda_seg_hdr_t {
     uint32_t get_ps;    /* picoseconds per byte of a single-copy get (helper included) */
     uint64_t copy_when; /* CLOCK_MONOTONIC ns of the last copy_ps update; 0: never */
     uint64_t get_when;  /* the same for get_ps */
-    uint8_t pad2[SMCUDA_CACHE_LINE - 24];
+    /* least time (ns) from a sender's FIFO push of a sampled pipeline
+     * fragment to our pop of it, over the last SMCUDA_HANDOFF_SAMPLES:
+     * what handing a cache line over costs between the two cores */
+    uint32_t handoff_ns;
+    uint32_t rsvd2;
+    uint64_t handoff_when; /* CLOCK_MONOTONIC ns of its update; 0: never */
+    uint8_t pad2[SMCUDA_CACHE_LINE - 40];
 } smcuda_seg_hdr_t;
 
 /* ------------------------------------------------------------------ */
@@ -130,7 +136,8 @@ typedef struct smcuda_frag_hdr_t {
     uint8_t flags;     /* reserved, 0 */
     uint16_t seq;      /* per sender->receiver sequence number (shared with rings) */
     uint32_t complete; /* 0 in flight; the receiver stores 1 (release) after its callback */
-    uint32_t rsvd;
+    uint32_t stamp;    /* sampled pipeline fragments: low 32 bits of CLOCK_MONOTONIC ns at
+                        * the push, odd; 0: not sampled (btl_smcuda_path.c) */
 } smcuda_frag_hdr_t;
 
 #define SMCUDA_FRAG_HDR_SIZE ((uint32_t) sizeof(smcuda_frag_hdr_t))

@@ -12,9 +12,10 @@
  *   expect=put   fbox, fifo, sendi and put counters > 0 (run with btl_smcuda_flags send,put)
  *   expect=copy  fbox, fifo, sendi > 0 and put == get == 0 (single_copy_mechanism none)
  *   expect=any   fbox, fifo, sendi > 0; single copy at the PML's discretion
- *   expect=far   as get, and messages below cma_min_size went by single copy
- *                because the receiver was found far (btl_smcuda_far_handoff_ns 0)
- *   expect=near  as get, and none did (btl_smcuda_far_handoff_ns very large)
+ *   far=yes      messages (pipeline fragments under ob1x) below cma_min_size
+ *                went by single copy because the receiver was found far
+ *                (btl_smcuda_far_handoff_ns 0)
+ *   far=no       none did (btl_smcuda_far_handoff_ns very large)
  *   max=BYTES    largest size (default 64 MiB)
  */
 #include "btl_util.h"
@@ -129,6 +130,7 @@ int main(int argc, char **argv)
 {
     const char *expect = bu_arg(argc, argv, "expect");
     const char *maxarg = bu_arg(argc, argv, "max");
+    const char *farg = bu_arg(argc, argv, "far");
     size_t max = maxarg ? strtoull(maxarg, NULL, 0) : (64u << 20);
     unsigned char *sbuf, *rbuf;
     bu_counters_t c;
@@ -164,13 +166,12 @@ int main(int argc, char **argv)
         BU_CHECK(c.messages[BU_FBOX] > 0, "no traffic through fast boxes");
         BU_CHECK(c.messages[BU_FIFO] > 0, "no traffic through the FIFO");
         BU_CHECK(c.messages[BU_SENDI] > 0, "no immediate sends");
-        if (0 == strcmp(expect, "get") || 0 == strcmp(expect, "far") ||
-            0 == strcmp(expect, "near")) {
+        if (NULL != farg && 0 == strcmp(farg, "yes"))
+            BU_CHECK(far > 0, "nothing below cma_min_size went by single copy to a far peer");
+        if (NULL != farg && 0 == strcmp(farg, "no"))
+            BU_CHECK(0 == far, "%llu messages below cma_min_size went by single copy", far);
+        if (0 == strcmp(expect, "get")) {
             BU_CHECK(c.messages[BU_GET] > 0, "no single-copy get");
-            if (0 == strcmp(expect, "far"))
-                BU_CHECK(far > 0, "no message below cma_min_size went by single copy");
-            if (0 == strcmp(expect, "near"))
-                BU_CHECK(0 == far, "%llu messages below cma_min_size went by single copy", far);
         } else if (0 == strcmp(expect, "put")) {
             BU_CHECK(c.messages[BU_PUT] > 0, "no single-copy put");
         } else if (0 == strcmp(expect, "copy")) {

@@ -78,7 +78,8 @@ enum {
     SMCUDA_PV_PULL_MESSAGES,
     SMCUDA_PV_PULL_BYTES,
     SMCUDA_PV_GUEST_PEERS, /* local peers of other jobs attached (either side) */
-    SMCUDA_PV_FAR_SINGLE,  /* messages below cma_min_size sent by single copy to a far peer */
+    SMCUDA_PV_FAR_SINGLE,  /* messages (ob1x: fragments) below cma_min_size by single copy, far peer
+                            */
     SMCUDA_PV_COUNT
 };
 
@@ -423,7 +424,8 @@ uint64_t mca_btl_smcuda_now_ns(void);
 void mca_btl_smcuda_path_get(mca_btl_smcuda_module_t *m, size_t bytes, uint64_t t0);
 uint64_t mca_btl_smcuda_path_fragment(mca_btl_smcuda_module_t *m, size_t bytes);
 void mca_btl_smcuda_path_handoff(mca_btl_smcuda_module_t *m, uint32_t stamp, uint64_t now);
-bool mca_btl_smcuda_path_pull(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep);
+bool mca_btl_smcuda_path_pull(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
+                              size_t bytes);
 
 /* receive side and progress (btl_smcuda_recv.c) */
 int mca_btl_smcuda_progress(void);

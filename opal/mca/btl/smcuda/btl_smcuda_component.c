@@ -104,7 +104,8 @@ static const char *pv_help[SMCUDA_PV_COUNT] = {
     "Local peers of other jobs (MPI_Comm_spawn, MPI_Comm_connect/accept) reached through "
     "shared memory",
     "Messages below btl_smcuda_cma_min_size sent by single copy because the receiver is far "
-    "away (btl_smcuda_far_handoff_ns)",
+    "away (btl_smcuda_far_handoff_ns); pipeline fragments below it left for such a receiver "
+    "to pull count too",
 };
 
 static int reg_uint(const char *name, const char *help, unsigned int *storage,

@@ -93,7 +93,7 @@ static mca_btl_base_descriptor_t *smcuda_prepare_src(struct mca_btl_base_module_
         data = btl->btl_max_send_size - reserve;
     }
     if (data > btl->btl_eager_limit && ob1x_convertor_flat(convertor) &&
-        mca_btl_smcuda_path_pull(m, ep)) {
+        mca_btl_smcuda_path_pull(m, ep, data)) {
         frag = pull_frag(m, ep, convertor, reserve, data);
         if (NULL != frag) {
             frag->base.des_flags = flags;

@@ -196,16 +196,25 @@ static bool measured_single(const mca_btl_base_endpoint_t *ep)
            __atomic_load_n(&peer->copy_ps, __ATOMIC_RELAXED);
 }
 
-/* A pipeline fragment about to be packed: leave the data for the receiver
- * to pull (single copy) instead? */
-bool mca_btl_smcuda_path_pull(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep)
+/* A pipeline fragment of `bytes` about to be packed: leave the data for
+ * the receiver to pull (single copy) instead? A fragment below
+ * cma_min_size is the tail of a message, or all of a small one: to a far
+ * receiver it goes as a small message would by RGET. */
+bool mca_btl_smcuda_path_pull(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, size_t bytes)
 {
     const mca_btl_smcuda_component_t *c = &mca_btl_smcuda_component;
 
     if (0 == c->pull_fragments || NULL == m->pull_buf || NULL == ep || !ep->copy_ok) {
         return false;
     }
-    return 2 == c->pull_fragments || measured_single(ep);
+    if (2 == c->pull_fragments || measured_single(ep)) {
+        return true;
+    }
+    if (bytes < c->cma_min_size && (0 == c->far_handoff_ns || peer_far(ep))) {
+        smcuda_pv_add(SMCUDA_PV_FAR_SINGLE, 1);
+        return true;
+    }
+    return false;
 }
 
 bool mca_btl_smcuda_path_single(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,

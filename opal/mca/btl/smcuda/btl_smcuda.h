@@ -147,6 +147,7 @@ struct mca_btl_base_endpoint_t {
     uint64_t out_head; /* bytes written (monotonic) */
     uint64_t out_tail; /* last tail read from out_ctl */
     uint16_t send_seq; /* next sequence number to this peer */
+    uint32_t ho_tick;  /* pipeline fragments pushed to this peer (hand-off sampling) */
 
     /* incoming ring: lives in our segment, the peer is its only writer */
     smcuda_fbox_ctl_t *in_ctl;

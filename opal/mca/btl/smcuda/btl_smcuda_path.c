@@ -46,8 +46,9 @@
  * machine 90-130 ns where the cores are near, 330-420 ns where they are
  * not). A sender finds the receiver far when that figure is fresh and at
  * least far_handoff_ns (220), and then offers messages from the eager
- * limit up for single copy. A stale figure means the copy path, whose
- * sampled fragments measure it again (about 64 messages every 100 ms).
+ * limit up for single copy. A stale figure (1 s) means the copy path,
+ * whose sampled fragments measure it again (about 64 messages a second);
+ * under ob1x the pulled fragments are sampled too.
  */
 #include "btl_smcuda.h"
 
@@ -57,8 +58,12 @@
 #include "opal/util/output.h"
 
 #define STALE_NS 100000000ull /* 100 ms */
-#define RUN_GAP_NS 200000ull  /* fragments further apart do not make a run */
-#define WARM_RUNS 8           /* runs not measured at the start of a job */
+/* A far receiver is sent messages by single copy, which yields no more
+ * samples (under ob1); its figure is renewed by copy-path messages once it
+ * is this old. */
+#define HANDOFF_STALE_NS 1000000000ull /* 1 s */
+#define RUN_GAP_NS 200000ull           /* fragments further apart do not make a run */
+#define WARM_RUNS 8                    /* runs not measured at the start of a job */
 
 uint64_t mca_btl_smcuda_now_ns(void)
 {
@@ -165,7 +170,7 @@ static bool peer_far(const mca_btl_base_endpoint_t *ep)
     }
     peer = (const smcuda_seg_hdr_t *) ep->seg;
     when = __atomic_load_n(&peer->handoff_when, __ATOMIC_RELAXED);
-    return 0 != when && mca_btl_smcuda_now_ns() - when < STALE_NS &&
+    return 0 != when && mca_btl_smcuda_now_ns() - when < HANDOFF_STALE_NS &&
            __atomic_load_n(&peer->handoff_ns, __ATOMIC_RELAXED) >=
                mca_btl_smcuda_component.far_handoff_ns;
 }

@@ -175,6 +175,10 @@ static int handle_frag(mca_btl_smcuda_module_t *m, uint64_t ref)
     }
     if (SMCUDA_UNLIKELY(hdr->flags & SMCUDA_FRAG_PULL)) {
         m->rx_bulk++; /* someone streams to us */
+        if (0 != hdr->stamp) {
+            /* pulled fragments keep the figure fresh that made them pulled */
+            mca_btl_smcuda_path_handoff(m, hdr->stamp, mca_btl_smcuda_now_ns());
+        }
         (void) deliver_pulled(m, ep, hdr, SMCUDA_FIFO_REF_OFF(ref));
     } else {
         if (hdr->len > m->super.btl_eager_limit) {

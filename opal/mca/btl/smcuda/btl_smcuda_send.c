@@ -51,7 +51,7 @@ static inline bool push_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t
     hdr->stamp = 0;
     /* one pipeline fragment in four carries its push time: the receiver
      * measures how far away we are (btl_smcuda_path.c) */
-    if (SMCUDA_UNLIKELY(hdr->len > m->super.btl_eager_limit) && 0 == (ep->send_seq & 3)) {
+    if (SMCUDA_UNLIKELY(hdr->len > m->super.btl_eager_limit) && 0 == (++ep->ho_tick & 3)) {
         hdr->stamp = (uint32_t) mca_btl_smcuda_now_ns() | 1u;
     }
     /* the push's release orders the header and payload stores before it */

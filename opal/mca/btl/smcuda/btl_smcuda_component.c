@@ -289,8 +289,8 @@ static int smcuda_register(void)
     c->far_handoff_ns = 220;
     reg_uint("far_handoff_ns",
              "A receiver that takes at least this many nanoseconds to see a fragment pushed "
-             "into its FIFO (the least of 16 sampled pipeline fragments, re-measured at least "
-             "every 100 ms) is far away: the cores do not share a cache, every line that crosses "
+             "into its FIFO (the least of 16 sampled pipeline fragments, renewed after 1 s) is "
+             "far away: the cores do not share a cache, every line that crosses "
              "costs that much, and messages from the eager limit up to cma_min_size go by "
              "single copy instead of the copy path (0: every peer is far; a large value: "
              "none is)",

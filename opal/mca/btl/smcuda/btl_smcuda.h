@@ -148,6 +148,8 @@ struct mca_btl_base_endpoint_t {
     uint64_t out_tail; /* last tail read from out_ctl */
     uint16_t send_seq; /* next sequence number to this peer */
     uint32_t ho_tick;  /* pipeline fragments pushed to this peer (hand-off sampling) */
+    uint32_t far_left; /* choices left before `far` is read again from the peer's figure */
+    bool far;          /* the peer is far away (btl_smcuda_path.c) */
 
     /* incoming ring: lives in our segment, the peer is its only writer */
     smcuda_fbox_ctl_t *in_ctl;

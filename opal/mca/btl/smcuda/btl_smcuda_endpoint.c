@@ -34,6 +34,8 @@ static void endpoint_construct(mca_btl_base_endpoint_t *ep)
     ep->out_head = ep->out_tail = ep->in_pos = 0;
     ep->send_seq = ep->recv_seq = 0;
     ep->ho_tick = 0;
+    ep->far_left = 0;
+    ep->far = false;
     OBJ_CONSTRUCT(&ep->inflight, opal_list_t);
     OBJ_CONSTRUCT(&ep->pending, opal_list_t);
     OBJ_CONSTRUCT(&ep->lock, opal_mutex_t);

@@ -46,9 +46,10 @@
  * machine 90-130 ns where the cores are near, 330-420 ns where they are
  * not). A sender finds the receiver far when that figure is fresh and at
  * least far_handoff_ns (220), and then offers messages from the eager
- * limit up for single copy. A stale figure (1 s) means the copy path,
- * whose sampled fragments measure it again (about 64 messages a second);
- * under ob1x the pulled fragments are sampled too.
+ * limit up for single copy. The sender reads the figure again every 256
+ * such choices. A stale figure (1 s) means the copy path, whose sampled
+ * fragments measure it again (up to 256 messages a second); under ob1x the
+ * pulled fragments are sampled too.
  */
 #include "btl_smcuda.h"
 
@@ -175,6 +176,29 @@ static bool peer_far(const mca_btl_base_endpoint_t *ep)
                mca_btl_smcuda_component.far_handoff_ns;
 }
 
+/* peer_far(), read again every FAR_RECHECK choices: reading the clock and
+ * the peer's header line for every message would cost a few percent of an
+ * 8 KiB message (the line may even be in the other core's cache). */
+#define FAR_RECHECK 256
+
+static bool far_cached(mca_btl_base_endpoint_t *ep)
+{
+    const mca_btl_smcuda_component_t *c = &mca_btl_smcuda_component;
+
+    if (0 == c->far_handoff_ns) {
+        return true;
+    }
+    if (NULL == ep || MCA_BTL_ENDPOINT_ANY == ep) {
+        return false;
+    }
+    if (0 == ep->far_left) {
+        ep->far = peer_far(ep);
+        ep->far_left = FAR_RECHECK;
+    }
+    ep->far_left--;
+    return ep->far;
+}
+
 /* True when the receiver `ep` has measured single copy the cheaper per
  * byte. A figure that is missing or stale sends stream messages that way
  * until the receiver has measured it again. */
@@ -215,7 +239,7 @@ bool mca_btl_smcuda_path_pull(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_
     if (2 == c->pull_fragments || measured_single(ep)) {
         return true;
     }
-    if (bytes < c->cma_min_size && (0 == c->far_handoff_ns || peer_far(ep))) {
+    if (bytes < c->cma_min_size && far_cached(ep)) {
         smcuda_pv_add(SMCUDA_PV_FAR_SINGLE, 1);
         return true;
     }
@@ -233,7 +257,7 @@ bool mca_btl_smcuda_path_single(mca_btl_smcuda_module_t *m, mca_btl_base_endpoin
     if (size < c->cma_min_size) {
         /* the copy path moves each cache line across twice, single copy
          * once plus a rendezvous: where lines are dear the latter wins */
-        single = 0 == c->far_handoff_ns || peer_far(ep);
+        single = far_cached(ep);
         if (single) {
             smcuda_pv_add(SMCUDA_PV_FAR_SINGLE, 1);
         }

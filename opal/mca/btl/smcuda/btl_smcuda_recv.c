@@ -130,8 +130,9 @@ static bool deliver_pulled(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *
         return false;
     }
     memcpy(m->pull_buf, d + 1, d->reserve);
-    /* timed for the stream choice only from cma_min_size up, as gets are */
-    t0 = d->len >= mca_btl_smcuda_component.cma_min_size ? mca_btl_smcuda_now_ns() : 0;
+    /* timed whatever the size: a stale get figure makes senders pull
+     * fragments until one is timed (btl_smcuda_path.c) */
+    t0 = mca_btl_smcuda_now_ns();
     if (OPAL_SUCCESS != m->copy->read(ep, m->pull_buf + d->reserve, d->addr, d->len)) {
         opal_output(0,
                     "btl/smcuda: reading a fragment's data from local peer %d failed; the "
@@ -142,9 +143,7 @@ static bool deliver_pulled(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *
         }
         return false;
     }
-    if (0 != t0) {
-        mca_btl_smcuda_path_get(m, d->len, t0);
-    }
+    mca_btl_smcuda_path_get(m, d->len, t0);
     SMCUDA_PV_ADD(PULL, d->len);
     deliver(m, hdr->tag, m->pull_buf, d->reserve + d->len);
     return true;

@@ -231,6 +231,9 @@ typedef struct mca_btl_smcuda_module_t {
     uint32_t runs_seen;
     uint32_t ho_min;         /* least hand-off time of the samples so far (btl_smcuda_path.c) */
     uint32_t ho_n;           /* samples so far */
+    bool idle;               /* the last progress call found nothing */
+    bool was_idle;           /* so did the one before the current call: a fragment popped
+                              * now was waited for, its push-to-pop delay is a hand-off */
     opal_list_t pending_eps; /* endpoints with queued fragments */
     int32_t in_progress;     /* progress re-entrance guard */
 

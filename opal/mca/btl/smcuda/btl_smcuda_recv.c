@@ -177,7 +177,7 @@ static int handle_frag(mca_btl_smcuda_module_t *m, uint64_t ref)
     }
     if (SMCUDA_UNLIKELY(hdr->flags & SMCUDA_FRAG_PULL)) {
         m->rx_bulk++; /* someone streams to us */
-        if (0 != hdr->stamp) {
+        if (0 != hdr->stamp && m->was_idle) {
             /* pulled fragments keep the figure fresh that made them pulled */
             mca_btl_smcuda_path_handoff(m, hdr->stamp, mca_btl_smcuda_now_ns());
         }
@@ -186,7 +186,7 @@ static int handle_frag(mca_btl_smcuda_module_t *m, uint64_t ref)
         if (hdr->len > m->super.btl_eager_limit) {
             m->rx_bulk++; /* a pipeline fragment: someone streams to us */
             uint64_t now = mca_btl_smcuda_path_fragment(m, hdr->len);
-            if (0 != hdr->stamp) {
+            if (0 != hdr->stamp && m->was_idle) {
                 mca_btl_smcuda_path_handoff(m, hdr->stamp, now);
             }
         }
@@ -244,6 +244,7 @@ static __opal_attribute_noinline__ int progress_busy(mca_btl_smcuda_module_t *m)
     } else {
         m->in_progress = 1;
     }
+    m->was_idle = m->idle;
     n = poll(m);
     if (m->inflight) {
         n += mca_btl_smcuda_reap(m);
@@ -260,6 +261,7 @@ static __opal_attribute_noinline__ int progress_busy(mca_btl_smcuda_module_t *m)
     if (SMCUDA_UNLIKELY(!opal_list_is_empty(&m->amo_backlog))) {
         n += mca_btl_smcuda_atomic_backlog(m);
     }
+    m->idle = 0 == n;
     __atomic_store_n(&m->in_progress, 0, __ATOMIC_RELEASE);
     return n;
 }
@@ -283,6 +285,7 @@ int mca_btl_smcuda_progress(void)
                 m->in_progress = 0;
             }
         }
+        m->idle = 0 == n;
         return n;
     }
     return progress_busy(m);

@@ -36,6 +36,17 @@ static inline void inflight_add(mca_btl_smcuda_module_t *m, long delta)
     }
 }
 
+/* Whether the peer has read every fragment we pushed to it: only then does
+ * a fragment's push-to-pop delay measure the hand-off, not a queue (in a
+ * stream it waits behind the others, and would make a near peer look far). */
+static inline bool caught_up(mca_btl_base_endpoint_t *ep)
+{
+    mca_btl_smcuda_frag_t *last = (mca_btl_smcuda_frag_t *) opal_list_get_last(&ep->inflight);
+
+    return &last->base.super.super == opal_list_get_end(&ep->inflight) ||
+           0 != __atomic_load_n(&last->hdr->complete, __ATOMIC_RELAXED);
+}
+
 /* Pushes a fragment into the peer's FIFO; false when the FIFO is full.
  * Caller holds ep->lock. */
 static inline bool push_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
@@ -51,7 +62,8 @@ static inline bool push_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t
     hdr->stamp = 0;
     /* one pipeline fragment in four carries its push time: the receiver
      * measures how far away we are (btl_smcuda_path.c) */
-    if (SMCUDA_UNLIKELY(hdr->len > m->super.btl_eager_limit) && 0 == (++ep->ho_tick & 3)) {
+    if (SMCUDA_UNLIKELY(hdr->len > m->super.btl_eager_limit) && 0 == (++ep->ho_tick & 3) &&
+        caught_up(ep)) {
         hdr->stamp = (uint32_t) mca_btl_smcuda_now_ns() | 1u;
     }
     /* the push's release orders the header and payload stores before it */

@@ -292,8 +292,8 @@ static int smcuda_register(void)
              "into its FIFO (the least of 16 sampled pipeline fragments, renewed after 1 s) is "
              "far away: the cores do not share a cache, every line that crosses "
              "costs that much, and messages from the eager limit up to cma_min_size go by "
-             "single copy instead of the copy path (0: every peer is far; a large value: "
-             "none is)",
+             "single copy instead of the copy path; a figure of 4 times this or more means the "
+             "receiver was busy, not far (0: every peer is far; a large value: none is)",
              &c->far_handoff_ns, OPAL_INFO_LVL_5);
     c->verbose = 0;
     reg_int("verbose", "Verbosity of btl/smcuda diagnostics (0: errors only)", &c->verbose,

@@ -44,10 +44,12 @@
  * fragment in four carries the time of its push, and the least delay to
  * its pop over 16 samples is published in the receiver's header (on this
  * machine 90-130 ns where the cores are near, 330-420 ns where they are
- * not). A sender finds the receiver far when that figure is fresh and at
- * least far_handoff_ns (220), and then offers messages from the eager
- * limit up for single copy. The sender reads the figure again every 256
- * such choices. A stale figure (1 s) means the copy path, whose sampled
+ * not). Only fragments pushed when the receiver had read all earlier ones,
+ * and popped after an empty progress call, are samples: others measure a
+ * queue or a busy receiver. A sender finds the receiver far when that
+ * figure is fresh, at least far_handoff_ns (220) and below FAR_BUSY times
+ * that, and then offers messages from the eager limit up for single copy. The sender reads the
+ * figure again every 256 such choices. A stale figure (1 s) means the copy path, whose sampled
  * fragments measure it again (up to 256 messages a second); under ob1x the
  * pulled fragments are sampled too.
  */

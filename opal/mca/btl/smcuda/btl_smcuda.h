@@ -130,7 +130,6 @@ struct mca_btl_base_endpoint_t {
                          * (-1 until its first fragment arrives) */
     int ref_id;         /* the id we send under in the peer's FIFO: our local rank,
                          * or n_local + our guest index for a peer of another job */
-    bool guest;         /* the peer belongs to another job */
     smcuda_guest_t who; /* a guest's pid, job, rank and segment (state unused) */
     pid_t pid;          /* peer's pid (single-copy target) */
     unsigned char *seg; /* peer's segment, mapped here */

@@ -20,7 +20,6 @@ static void endpoint_construct(mca_btl_base_endpoint_t *ep)
     ep->proc = NULL;
     ep->lrank = -1;
     ep->ref_id = -1;
-    ep->guest = false;
     ep->seg = NULL;
     ep->accel = NULL;
     ep->on_pending_list = false;

@@ -250,7 +250,6 @@ static mca_btl_base_endpoint_t *guest_new(mca_btl_smcuda_module_t *m, const smcu
         munmap(seg, who->seg_size);
         return NULL;
     }
-    ep->guest = true;
     ep->who = *who;
     ep->ref_id = find_entry(seg, &me);
     ep->lrank = find_entry(m->seg, who);

@@ -173,8 +173,8 @@ static bool peer_far(const mca_btl_base_endpoint_t *ep)
     const smcuda_seg_hdr_t *peer;
     uint64_t when, ns;
 
-    if (NULL == ep || MCA_BTL_ENDPOINT_ANY == ep || NULL == ep->seg) {
-        return false;
+    if (NULL == ep->seg) {
+        return false; /* a departed guest (btl_smcuda_guest.c) */
     }
     peer = (const smcuda_seg_hdr_t *) ep->seg;
     when = __atomic_load_n(&peer->handoff_when, __ATOMIC_RELAXED);

@@ -133,6 +133,10 @@ static bool deliver_pulled(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *
     /* timed whatever the size: a stale get figure makes senders pull
      * fragments until one is timed (btl_smcuda_path.c) */
     t0 = mca_btl_smcuda_now_ns();
+    if (0 != hdr->stamp && m->was_idle) {
+        /* pulled fragments keep the figure fresh that made them pulled */
+        mca_btl_smcuda_path_handoff(m, hdr->stamp, t0);
+    }
     if (OPAL_SUCCESS != m->copy->read(ep, m->pull_buf + d->reserve, d->addr, d->len)) {
         opal_output(0,
                     "btl/smcuda: reading a fragment's data from local peer %d failed; the "
@@ -177,10 +181,6 @@ static int handle_frag(mca_btl_smcuda_module_t *m, uint64_t ref)
     }
     if (SMCUDA_UNLIKELY(hdr->flags & SMCUDA_FRAG_PULL)) {
         m->rx_bulk++; /* someone streams to us */
-        if (0 != hdr->stamp && m->was_idle) {
-            /* pulled fragments keep the figure fresh that made them pulled */
-            mca_btl_smcuda_path_handoff(m, hdr->stamp, mca_btl_smcuda_now_ns());
-        }
         (void) deliver_pulled(m, ep, hdr, SMCUDA_FIFO_REF_OFF(ref));
     } else {
         if (hdr->len > m->super.btl_eager_limit) {

@@ -35,15 +35,48 @@ static unsigned char pattern(uint64_t msg, uint32_t i)
     return (unsigned char) (msg * 31 + i * 7 + 1);
 }
 
-/* Writes `count` messages with lengths cycling through lens[], letting at
- * most `backlog` records wait before the reader drains them. */
-static void run_case(uint32_t ring_size, const uint32_t *lens, int nlens, int backlog, int count)
+/* The payload of message `msg` at ring position `rec`.  `hostile`: at the
+ * start of each later line, the header word a record of the next lap (or
+ * of the lap after) would carry there, which the reader must never take
+ * for one (btl_smcuda_fbox.h). */
+static void fill(unsigned char *dst, uint64_t msg, uint32_t len, uint64_t rec, uint64_t lap,
+                 bool hostile)
+{
+    for (uint32_t i = 0; i < len; ++i)
+        dst[i] = pattern(msg, i);
+    for (uint32_t off = SMCUDA_CACHE_LINE; hostile && off + 8 <= SMCUDA_FBOX_HDR_SIZE + len;
+         off += SMCUDA_CACHE_LINE) {
+        uint64_t w = smcuda_fbox_word(rec + off + lap * (1 + off / SMCUDA_CACHE_LINE % 2),
+                                      (uint16_t) msg, 0, 7, 0);
+        memcpy(dst - SMCUDA_FBOX_HDR_SIZE + off, &w, sizeof(w));
+    }
+}
+
+/* Length of message `i`: lens[] in turn, or without lens[] scattered up to
+ * a quarter ring, so that skipped ends of the ring hold records of a later
+ * lap. */
+static uint32_t msg_len(const uint32_t *lens, int nlens, uint64_t i, uint32_t ring_size)
+{
+    uint32_t cap = ring_size / 4 - SMCUDA_FBOX_HDR_SIZE;
+
+    if (0 == nlens)
+        return (uint32_t) ((i * 2654435761u) >> 11) % (cap < 4096 ? cap : 4096);
+    return lens[i % nlens];
+}
+
+/* Writes `count` messages with lengths from msg_len, letting at most
+ * `backlog` records wait before the reader drains them.  `hostile`:
+ * payloads hold would-be headers of later laps (fill). */
+static void run_case(uint32_t ring_size, const uint32_t *lens, int nlens, int backlog, int count,
+                     bool hostile)
 {
     mca_btl_base_endpoint_t ep;
     smcuda_fbox_ctl_t *ctl = aligned_alloc(64, sizeof(*ctl) + ring_size);
     uint64_t written = 0, read = 0;
     uint16_t seq_out = 0;
-    unsigned char *busy = calloc(ring_size, 1); /* bytes of unconsumed records */
+    unsigned char *busy = calloc(ring_size, 1);  /* bytes of unconsumed records */
+    unsigned char *want = malloc(ring_size + 8); /* expected header room + payload */
+    uint64_t rec, *kept;
 
     memset(ctl, 0, sizeof(*ctl) + ring_size);
     memset(&ep, 0, sizeof(ep));
@@ -55,7 +88,7 @@ static void run_case(uint32_t ring_size, const uint32_t *lens, int nlens, int ba
     while (read < (uint64_t) count) {
         /* write until the backlog is reached or the ring is full */
         while (written < (uint64_t) count && written - read < (uint64_t) backlog) {
-            uint32_t len = lens[written % nlens];
+            uint32_t len = msg_len(lens, nlens, written, ring_size);
             unsigned char *dst = smcuda_fbox_reserve(&ep, len);
             if (NULL == dst) {
                 /* full: only legal when something is waiting to be read */
@@ -71,8 +104,8 @@ static void run_case(uint32_t ring_size, const uint32_t *lens, int nlens, int ba
                       (unsigned long long) written);
                 busy[at] = 1;
             }
-            for (uint32_t i = 0; i < len; ++i)
-                dst[i] = pattern(written, i);
+            rec = ep.out_wrap ? ep.out_head + ring_size - (ep.out_head & ep.out_mask) : ep.out_head;
+            fill(dst, written, len, rec, ring_size, hostile);
             smcuda_fbox_publish(&ep, len, (uint8_t) (written % 200 + 1), seq_out++);
             ++written;
         }
@@ -89,17 +122,22 @@ static void run_case(uint32_t ring_size, const uint32_t *lens, int nlens, int ba
                   (unsigned long long) read);
             len = SMCUDA_FBOX_W_LEN(w);
             p = smcuda_fbox_payload(&ep);
-            CHECK(len == lens[read % nlens], "ring %u msg %llu: length %u want %u", ring_size,
-                  (unsigned long long) read, len, lens[read % nlens]);
+            CHECK(len == msg_len(lens, nlens, read, ring_size),
+                  "ring %u msg %llu: length %u want %u", ring_size, (unsigned long long) read, len,
+                  msg_len(lens, nlens, read, ring_size));
             CHECK(SMCUDA_FBOX_W_TAG(w) == (uint8_t) (read % 200 + 1), "ring %u msg %llu: bad tag",
                   ring_size, (unsigned long long) read);
             CHECK(SMCUDA_FBOX_W_SEQ(w) == (uint16_t) read, "ring %u msg %llu: bad sequence",
                   ring_size, (unsigned long long) read);
+            fill(want + 8, read, len, ep.in_pos, ring_size, hostile);
             for (uint32_t i = 0; i < len; ++i)
-                CHECK(p[i] == pattern(read, i), "ring %u msg %llu: byte %u wrong", ring_size,
+                CHECK(p[i] == want[8 + i], "ring %u msg %llu: byte %u wrong", ring_size,
                       (unsigned long long) read, i);
             memset(busy + (p - 8 - ep.in_ring), 0, smcuda_fbox_rec_size(len));
-            smcuda_fbox_consume(&ep, len);
+            kept = smcuda_fbox_consume(&ep, len);
+            if (NULL != kept && 1 == read % 3) {
+                smcuda_fbox_hand_back(kept); /* optional: do it now and then */
+            }
             ++read;
         }
         smcuda_fbox_release(&ep);
@@ -108,6 +146,7 @@ static void run_case(uint32_t ring_size, const uint32_t *lens, int nlens, int ba
     }
     CHECK(0 == corruption, "ring %u: corruption reported", ring_size);
 out:
+    free(want);
     free(busy);
     free(ctl);
 }
@@ -132,10 +171,15 @@ int main(void)
         {8192, odd, 6, 10, 8000},
         {8192, mixed, 8, 1000, 8000}, /* writer runs until full every time */
         {65536, odd, 6, 50, 20000},
+        {4096, NULL, 0, 1, 20000}, /* scattered lengths: skips move around */
+        {8192, NULL, 0, 5, 20000},
+        {1 << 20, NULL, 0, 3, 60000}, /* the largest ring: 16384 lines */
     };
 
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i)
-        run_case(cases[i].ring, cases[i].lens, cases[i].nlens, cases[i].backlog, cases[i].count);
+    for (int hostile = 0; hostile < 2; ++hostile)
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i)
+            run_case(cases[i].ring, cases[i].lens, cases[i].nlens, cases[i].backlog, cases[i].count,
+                     hostile);
     if (failures)
         return 1;
     printf("PASS: %s\n", PROG);

@@ -67,6 +67,7 @@ void mca_btl_smcuda_ctl_cb(struct mca_btl_base_module_t *btl, mca_btl_base_tag_t
 static int drain_ring(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, bool until,
                       uint16_t target)
 {
+    uint64_t *kept = NULL; /* header word of the record before, left alone */
     int n = 0;
 
     while (!until || ep->recv_seq != target) {
@@ -76,9 +77,12 @@ static int drain_ring(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, b
         if (0 == w || SMCUDA_FBOX_W_SEQ(w) != ep->recv_seq) {
             break;
         }
+        if (NULL != kept) {
+            smcuda_fbox_hand_back(kept); /* records pile up */
+        }
         len = SMCUDA_FBOX_W_LEN(w);
         deliver(m, SMCUDA_FBOX_W_TAG(w), smcuda_fbox_payload(ep), len);
-        smcuda_fbox_consume(ep, len);
+        kept = smcuda_fbox_consume(ep, len);
         ep->recv_seq++;
         ++n;
     }

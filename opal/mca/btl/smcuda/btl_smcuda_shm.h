@@ -152,10 +152,10 @@ typedef struct smcuda_frag_hdr_t {
 
 /* The ring lives in the receiver's segment.  Records are 64-byte aligned:
  * an 8-byte header word followed by the payload.  Positions are monotonic
- * byte counts; the receiver zeroes the first word of every line it has
- * consumed (btl_smcuda_fbox.h says why), and a record at position p must
- * carry stamp SMCUDA_FBOX_STAMP(p), which differs from whatever the
- * previous lap left there: a consistency check on top of the zeroing. */
+ * byte counts; a record at position p carries stamp SMCUDA_FBOX_STAMP(p),
+ * which differs from the stamp the previous lap left there; the receiver
+ * zeroes the first word of every consumed line that held user bytes, so
+ * that nothing else can pass for a header (btl_smcuda_fbox.h). */
 typedef struct smcuda_fbox_ctl_t {
     uint64_t tail;   /* bytes consumed by the receiver; written only by it (release) */
     uint32_t active; /* set once by the sender when it starts using the ring */

@@ -14,6 +14,9 @@
  *                  pipeline fragments, with btl_smcuda_pull_fragments 2)
  *                  the receiver read every fragment's data from the
  *                  sender's buffer: pulled bytes cover the stream
+ *   expect=nopull  messages below cma_min_size to a receiver that is not
+ *                  far: no fragment was pulled, whatever the receiver
+ *                  measured of the stream
  *
  * Arguments: size=BYTES (default 131072), windows=N (default 300)
  */
@@ -103,6 +106,15 @@ int main(int argc, char **argv)
     MPI_T_pvar_handle_free(session, &h_pulled);
     MPI_T_pvar_session_free(&session);
     sent = (unsigned long long) windows * WINDOW;
+    if (0 == strcmp(expect, "nopull")) {
+        if (1 == bu_rank) {
+            printf("%s: %llu bytes pulled of %llu sent\n", PROG, pulled,
+                   sent * (unsigned long long) size);
+        }
+        BU_CHECK(0 == pulled, "%llu bytes pulled below cma_min_size", pulled);
+        free(buf);
+        return bu_finalize(PROG);
+    }
     if (0 == strcmp(expect, "pull")) {
         /* the first bytes of each message travel with the rendezvous */
         if (1 == bu_rank) {

@@ -244,10 +244,16 @@ bool mca_btl_smcuda_path_pull(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_
     if (0 == c->pull_fragments || NULL == m->pull_buf || NULL == ep || !ep->copy_ok) {
         return false;
     }
-    if (2 == c->pull_fragments || measured_single(ep)) {
+    if (2 == c->pull_fragments) {
         return true;
     }
-    if (bytes < c->cma_min_size && far_cached(ep)) {
+    if (bytes >= c->cma_min_size) {
+        return measured_single(ep);
+    }
+    /* as for whole messages (mca_btl_smcuda_path_single): below
+     * cma_min_size the figures do not apply, a single copy's fixed costs
+     * do (a 4 KiB pull streams at 3 GB/s where the pipeline does 7) */
+    if (far_cached(ep)) {
         smcuda_pv_add(SMCUDA_PV_FAR_SINGLE, 1);
         return true;
     }

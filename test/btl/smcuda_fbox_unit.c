@@ -21,6 +21,7 @@
 #define PROG "btl/smcuda_fbox_unit"
 
 static int corruption;
+static unsigned long guards; /* records published with a guard, all cases */
 void mca_btl_smcuda_report_corruption(const char *what, int peer)
 {
     (void) peer;
@@ -35,32 +36,35 @@ static unsigned char pattern(uint64_t msg, uint32_t i)
     return (unsigned char) (msg * 31 + i * 7 + 1);
 }
 
-/* The payload of message `msg` at ring position `rec`.  `hostile`: at the
- * start of each later line, the header word a record of the next lap (or
- * of the lap after) would carry there, which the reader must never take
- * for one (btl_smcuda_fbox.h). */
+/* The payload of message `msg` at ring position `rec`.  `hostile`: at each
+ * slot boundary inside it, the header word a record of the next lap (or of
+ * the lap after) would carry there, which the reader must never take for
+ * one (btl_smcuda_fbox.h). */
 static void fill(unsigned char *dst, uint64_t msg, uint32_t len, uint64_t rec, uint64_t lap,
                  bool hostile)
 {
     for (uint32_t i = 0; i < len; ++i)
         dst[i] = pattern(msg, i);
-    for (uint32_t off = SMCUDA_CACHE_LINE; hostile && off + 8 <= SMCUDA_FBOX_HDR_SIZE + len;
-         off += SMCUDA_CACHE_LINE) {
-        uint64_t w = smcuda_fbox_word(rec + off + lap * (1 + off / SMCUDA_CACHE_LINE % 2),
+    for (uint32_t off = SMCUDA_FBOX_SLOT; hostile && off + 8 <= SMCUDA_FBOX_HDR_SIZE + len;
+         off += SMCUDA_FBOX_SLOT) {
+        uint64_t w = smcuda_fbox_word(rec + off + lap * (1 + off / SMCUDA_FBOX_SLOT % 2),
                                       (uint16_t) msg, 0, 7, 0);
         memcpy(dst - SMCUDA_FBOX_HDR_SIZE + off, &w, sizeof(w));
     }
 }
 
-/* Length of message `i`: lens[] in turn, or without lens[] scattered up to
- * a quarter ring, so that skipped ends of the ring hold records of a later
- * lap. */
+/* Length of message `i`: lens[] in turn, or without lens[] one-slot
+ * records and others scattered up to a quarter ring, so that skipped ends
+ * of the ring and second slots hold records of a later lap. */
 static uint32_t msg_len(const uint32_t *lens, int nlens, uint64_t i, uint32_t ring_size)
 {
     uint32_t cap = ring_size / 4 - SMCUDA_FBOX_HDR_SIZE;
 
-    if (0 == nlens)
-        return (uint32_t) ((i * 2654435761u) >> 11) % (cap < 4096 ? cap : 4096);
+    uint64_t h = (i * 2654435761u) >> 11;
+
+    if (0 == nlens) /* half one-slot records, half anything */
+        return (uint32_t) (h & 1 ? (h >> 1) % (SMCUDA_FBOX_SLOT - SMCUDA_FBOX_HDR_SIZE + 1)
+                                 : (h >> 1) % (cap < 4096 ? cap : 4096));
     return lens[i % nlens];
 }
 
@@ -96,7 +100,17 @@ static void run_case(uint32_t ring_size, const uint32_t *lens, int nlens, int ba
                       ring_size, len);
                 break;
             }
-            CHECK(((uintptr_t) (dst - 8) & 63) == 0, "record not line aligned");
+            CHECK(((uintptr_t) (dst - 8) & (SMCUDA_FBOX_SLOT - 1)) == 0, "record not slot aligned");
+            CHECK(smcuda_fbox_rec_size(len) == SMCUDA_FBOX_SLOT ||
+                      ((uintptr_t) (dst - 8) & (SMCUDA_CACHE_LINE - 1)) == 0,
+                  "record of %u bytes not line aligned", len);
+            if (ep.out_guard) {
+                /* the guard word after the record must be free space */
+                size_t g = (size_t) (dst - 8 - ep.out_ring) + smcuda_fbox_rec_size(len);
+                CHECK(g < ring_size && !busy[g], "ring %u msg %llu: guard over an unread record",
+                      ring_size, (unsigned long long) written);
+                ++guards;
+            }
             CHECK(dst + len <= ep.out_ring + ring_size, "record of %u bytes crosses the end", len);
             for (uint32_t i = 0; i < smcuda_fbox_rec_size(len); ++i) {
                 size_t at = (size_t) (dst - 8 - ep.out_ring) + i;
@@ -104,7 +118,7 @@ static void run_case(uint32_t ring_size, const uint32_t *lens, int nlens, int ba
                       (unsigned long long) written);
                 busy[at] = 1;
             }
-            rec = ep.out_wrap ? ep.out_head + ring_size - (ep.out_head & ep.out_mask) : ep.out_head;
+            rec = ep.out_rec;
             fill(dst, written, len, rec, ring_size, hostile);
             smcuda_fbox_publish(&ep, len, (uint8_t) (written % 200 + 1), seq_out++);
             ++written;
@@ -173,6 +187,7 @@ int main(void)
         {65536, odd, 6, 50, 20000},
         {4096, NULL, 0, 1, 20000}, /* scattered lengths: skips move around */
         {8192, NULL, 0, 5, 20000},
+        {4096, NULL, 0, 1000, 20000}, /* scattered, filled every time */
         {1 << 20, NULL, 0, 3, 60000}, /* the largest ring: 16384 lines */
     };
 
@@ -180,6 +195,8 @@ int main(void)
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i)
             run_case(cases[i].ring, cases[i].lens, cases[i].nlens, cases[i].backlog, cases[i].count,
                      hostile);
+    /* the scattered cases must have needed guards, or they test nothing */
+    UNIT_CHECK(guards > 0, return 1, "no record needed a guard");
     if (failures)
         return 1;
     printf("PASS: %s\n", PROG);

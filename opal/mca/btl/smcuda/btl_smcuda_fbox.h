@@ -12,25 +12,43 @@
 
 #include "btl_smcuda.h"
 
-/* Bytes a record of `len` payload bytes occupies. */
+/* Bytes a record of `len` payload bytes occupies: one slot, or whole
+ * lines. */
 static inline uint32_t smcuda_fbox_rec_size(uint32_t len)
 {
-    return (uint32_t) SMCUDA_ALIGN(SMCUDA_FBOX_HDR_SIZE + len, SMCUDA_CACHE_LINE);
+    uint32_t bytes = SMCUDA_FBOX_HDR_SIZE + len;
+
+    return (uint32_t) (bytes <= SMCUDA_FBOX_SLOT ? SMCUDA_FBOX_SLOT
+                                                 : SMCUDA_ALIGN(bytes, SMCUDA_CACHE_LINE));
 }
 
-/* Protocol invariant: when the writer comes back to a cache line of the
- * ring, the line's first word is either zero or the header word the
- * previous lap wrote there, whose stamp is SMCUDA_FBOX_STAMP(p - ring size)
- * and never SMCUDA_FBOX_STAMP(p) (a ring has fewer than 65536 lines).
- * Records start on line boundaries and the reader only looks at record
- * starts, so it sees either a record of this lap (stamp matches) or
- * something it takes for "not yet".  The reader keeps the invariant: it
- * clears the first word of a record's later lines (user bytes) and of
- * every line a skip record passed over (older headers) before it releases
- * that space (tail).
+/* Offset of the first line that starts after ring offset `at`. */
+static inline uint32_t smcuda_fbox_next_line(uint32_t at)
+{
+    return (at | (SMCUDA_CACHE_LINE - 1)) + 1;
+}
+
+/* Protocol invariant: at the writer's next position the first word is zero
+ * or the header word the previous lap wrote there, whose stamp is
+ * SMCUDA_FBOX_STAMP(p - ring size) and never SMCUDA_FBOX_STAMP(p) (a ring
+ * has fewer than 65536 slots).  Records start on slot boundaries and the
+ * reader only looks at record starts, so it sees either a record of this
+ * lap (stamp matches) or something it takes for "not yet".
  *
- * Whether it also clears the header line is its choice.  A cleared line
- * comes back to the writer modified in the reader's cache; a line left
+ * A record is one slot or whole lines, and a record of whole lines starts
+ * on a line (a pad record fills a second slot before it), so a second slot
+ * is a record start only after a one-slot record on the first slot.  The
+ * writer then zeroes the second slot along with its record (the same line:
+ * no extra transfer).  For first slots the reader keeps the invariant:
+ * before it releases the space (tail) it clears the first word of every
+ * later line of a record (user bytes) and of every line a skip record
+ * passes over (older headers).  Two small records share a line, as small
+ * messages do in vader's rings: where the two cores share no cache every
+ * line crossing counts (1-byte streams then beat vader's rate instead of
+ * reaching 0.8-0.9 of it).
+ *
+ * Whether the reader also clears header lines is its choice.  A cleared
+ * line comes back to the writer modified in the reader's cache; a line left
  * alone comes back shared.  Where the two cores share no cache, measured on
  * a 2-core VM: leaving the header line alone takes 12-16% off the one-way
  * time of a 1-2 line record, while records of three lines or more, and
@@ -44,50 +62,62 @@ static inline uint32_t smcuda_fbox_rec_size(uint32_t len)
 /* Reserves room for a record with `len` payload bytes in the ring to `ep`.
  * Returns the payload pointer, or NULL when the ring lacks room.  A record
  * never crosses the end of the ring: it then goes to offset 0 and a skip
- * record fills the end (written by smcuda_fbox_publish). */
+ * record fills the end.  A record of whole lines starts on a line: after a
+ * one-slot record a pad record fills the second slot (both written by
+ * smcuda_fbox_publish).  A one-slot record on the first slot of a line also
+ * zeroes the second one (the guard), so that slot needs to be free too. */
 static inline unsigned char *smcuda_fbox_reserve(mca_btl_base_endpoint_t *ep, uint32_t len)
 {
     uint32_t need = smcuda_fbox_rec_size(len);
     uint32_t size = ep->out_mask + 1;
     uint64_t head = ep->out_head;
     uint32_t at = (uint32_t) head & ep->out_mask;
-    uint32_t room = size - at;
-    bool wrap = need > room;
-    uint64_t total = wrap ? (uint64_t) room + need : need;
+    uint32_t pad = need > SMCUDA_FBOX_SLOT && (at & (SMCUDA_CACHE_LINE - 1)) ? SMCUDA_FBOX_SLOT : 0;
+    bool wrap = pad + need > size - at;
+    uint64_t rec = wrap ? head + (size - at) : head + pad;
+    bool guard = SMCUDA_FBOX_SLOT == need && 0 == (rec & (SMCUDA_CACHE_LINE - 1));
+    uint64_t end = rec + (guard ? SMCUDA_CACHE_LINE : need);
 
-    if (SMCUDA_UNLIKELY(head + total - ep->out_tail > size)) {
+    if (SMCUDA_UNLIKELY(end - ep->out_tail > size)) {
         /* acquire: the reader's loads from the records it has released are
          * complete before we overwrite them */
         ep->out_tail = __atomic_load_n(&ep->out_ctl->tail, __ATOMIC_ACQUIRE);
-        if (head + total - ep->out_tail > size) {
+        if (end - ep->out_tail > size) {
             return NULL;
         }
     }
-    ep->out_wrap = wrap;
-    return ep->out_ring + (wrap ? 0 : at) + SMCUDA_FBOX_HDR_SIZE;
+    ep->out_rec = rec;
+    ep->out_guard = guard;
+    return ep->out_ring + ((uint32_t) rec & ep->out_mask) + SMCUDA_FBOX_HDR_SIZE;
 }
 
 /* Publishes the record reserved last; its payload has been written. */
 static inline void smcuda_fbox_publish(mca_btl_base_endpoint_t *ep, uint32_t len, uint8_t tag,
                                        uint16_t seq)
 {
-    uint32_t need = smcuda_fbox_rec_size(len);
     uint64_t head = ep->out_head;
     uint32_t at = (uint32_t) head & ep->out_mask;
-    uint64_t rec = ep->out_wrap ? head + (ep->out_mask + 1 - at) : head;
+    uint64_t rec = ep->out_rec;
     uint32_t rec_at = (uint32_t) rec & ep->out_mask;
 
-    /* release: the payload is visible before the header that validates
-     * the record */
+    if (ep->out_guard) {
+        /* the second slot of the line we are writing anyway */
+        __atomic_store_n((uint64_t *) (ep->out_ring + rec_at + SMCUDA_FBOX_SLOT), 0,
+                         __ATOMIC_RELAXED);
+    }
+    /* release: the payload (and the guard) are visible before the header
+     * that validates the record */
     __atomic_store_n((uint64_t *) (ep->out_ring + rec_at), smcuda_fbox_word(rec, seq, len, tag, 0),
                      __ATOMIC_RELEASE);
-    if (SMCUDA_UNLIKELY(ep->out_wrap)) {
-        /* release: the record at offset 0 is complete before the skip
-         * record sends the reader there */
-        __atomic_store_n((uint64_t *) (ep->out_ring + at),
-                         smcuda_fbox_word(head, 0, 0, 0, SMCUDA_FBOX_SKIP), __ATOMIC_RELEASE);
+    if (SMCUDA_UNLIKELY(rec != head)) {
+        /* release: the record is complete before the pad or skip word that
+         * sends the reader to it */
+        __atomic_store_n(
+            (uint64_t *) (ep->out_ring + at),
+            smcuda_fbox_word(head, 0, 0, 0, rec_at < at ? SMCUDA_FBOX_SKIP : SMCUDA_FBOX_PAD),
+            __ATOMIC_RELEASE);
     }
-    ep->out_head = rec + need;
+    ep->out_head = rec + smcuda_fbox_rec_size(len);
 }
 
 /* A header word that is neither this lap's nor the previous lap's at `pos`
@@ -112,12 +142,17 @@ static inline uint64_t smcuda_fbox_peek(mca_btl_base_endpoint_t *ep)
             }
             return 0;
         }
-        if (SMCUDA_LIKELY(0 == (SMCUDA_FBOX_W_FLAGS(w) & SMCUDA_FBOX_SKIP))) {
+        if (SMCUDA_LIKELY(0 == SMCUDA_FBOX_W_FLAGS(w))) {
             return w;
+        }
+        if (SMCUDA_FBOX_W_FLAGS(w) & SMCUDA_FBOX_PAD) {
+            ep->in_pos = pos + SMCUDA_FBOX_SLOT; /* the record is on the next line */
+            continue;
         }
         /* the writer wrote only the skip word; the other lines of the
          * region still hold whatever earlier laps left (see the invariant) */
-        for (uint32_t off = at + SMCUDA_CACHE_LINE; off <= ep->in_mask; off += SMCUDA_CACHE_LINE) {
+        for (uint32_t off = smcuda_fbox_next_line(at); off <= ep->in_mask;
+             off += SMCUDA_CACHE_LINE) {
             __atomic_store_n((uint64_t *) (ep->in_ring + off), 0, __ATOMIC_RELAXED);
         }
         ep->in_pos = pos + (ep->in_mask + 1) - at;
@@ -139,15 +174,17 @@ static inline unsigned char *smcuda_fbox_payload(mca_btl_base_endpoint_t *ep)
     return ep->in_ring + ((uint32_t) ep->in_pos & ep->in_mask) + SMCUDA_FBOX_HDR_SIZE;
 }
 
-/* Done with the current record: clear the first word of its later lines
- * (see the invariant) and step over it.  Returns the header word when it
- * was left alone (a short record), for smcuda_fbox_hand_back, else NULL. */
+/* Done with the current record: clear the first word of the lines it
+ * covers after its header's line (see the invariant) and step over it.  Returns the header word
+ * when it was left alone (a short record), for smcuda_fbox_hand_back, else NULL. */
 static inline uint64_t *smcuda_fbox_consume(mca_btl_base_endpoint_t *ep, uint32_t len)
 {
     uint32_t size = smcuda_fbox_rec_size(len);
     unsigned char *rec = ep->in_ring + ((uint32_t) ep->in_pos & ep->in_mask);
 
-    for (uint32_t off = SMCUDA_CACHE_LINE; off < size; off += SMCUDA_CACHE_LINE) {
+    uint32_t at = (uint32_t) ep->in_pos & ep->in_mask;
+
+    for (uint32_t off = smcuda_fbox_next_line(at) - at; off < size; off += SMCUDA_CACHE_LINE) {
         __atomic_store_n((uint64_t *) (rec + off), 0, __ATOMIC_RELAXED);
     }
     ep->in_pos += size;

@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #define SMCUDA_SHM_MAGIC 0x786331626f6d73ULL /* "smob1cx" */
-#define SMCUDA_SHM_VERSION 5
+#define SMCUDA_SHM_VERSION 6
 #define SMCUDA_CACHE_LINE 64
 
 #define SMCUDA_ALIGN(x, a) (((x) + ((a) -1)) & ~((uint64_t) (a) -1))
@@ -150,12 +150,13 @@ typedef struct smcuda_frag_hdr_t {
 /* fast boxes: one single-producer / single-consumer byte ring per pair */
 /* ------------------------------------------------------------------ */
 
-/* The ring lives in the receiver's segment.  Records are 64-byte aligned:
- * an 8-byte header word followed by the payload.  Positions are monotonic
- * byte counts; a record at position p carries stamp SMCUDA_FBOX_STAMP(p),
- * which differs from the stamp the previous lap left there; the receiver
- * zeroes the first word of every consumed line that held user bytes, so
- * that nothing else can pass for a header (btl_smcuda_fbox.h). */
+/* The ring lives in the receiver's segment.  A record is one 32-byte slot
+ * or whole 64-byte lines: an 8-byte header word followed by the payload.  Positions are
+ * monotonic byte counts; a record at position p carries stamp
+ * SMCUDA_FBOX_STAMP(p), which differs from the stamp the previous lap left
+ * there; receiver and sender zero the words that held user bytes before a
+ * record may start there, so that nothing else can pass for a header
+ * (btl_smcuda_fbox.h). */
 typedef struct smcuda_fbox_ctl_t {
     uint64_t tail;   /* bytes consumed by the receiver; written only by it (release) */
     uint32_t active; /* set once by the sender when it starts using the ring */
@@ -164,8 +165,10 @@ typedef struct smcuda_fbox_ctl_t {
 
 /* header word: stamp:16 | seq:16 | len:16 | tag:8 | flags:8 */
 #define SMCUDA_FBOX_HDR_SIZE 8
-#define SMCUDA_FBOX_STAMP(pos) ((uint16_t) (((pos) >> 6) + 1))
+#define SMCUDA_FBOX_SLOT 32 /* a record is one slot or whole lines */
+#define SMCUDA_FBOX_STAMP(pos) ((uint16_t) (((pos) / SMCUDA_FBOX_SLOT) + 1))
 #define SMCUDA_FBOX_SKIP 0x01 /* flags: rest of the ring is unused, go to position 0 */
+#define SMCUDA_FBOX_PAD 0x02  /* flags: this slot is unused, the record is on the next line */
 #define SMCUDA_FBOX_MAX_PAYLOAD 65535
 
 static inline uint64_t smcuda_fbox_word(uint64_t pos, uint16_t seq, uint32_t len, uint8_t tag,

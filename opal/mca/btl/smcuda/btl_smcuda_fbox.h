@@ -120,8 +120,9 @@ static inline void smcuda_fbox_publish(mca_btl_base_endpoint_t *ep, uint32_t len
     ep->out_head = rec + smcuda_fbox_rec_size(len);
 }
 
-/* A header word that is neither this lap's nor the previous lap's at `pos`
- * (nor zero) was not written by the protocol. */
+/* Whether a word at `pos` that is not this lap's header is one the protocol
+ * leaves there (zero, or the previous lap's header); anything else is
+ * corruption. */
 static inline bool smcuda_fbox_stale(const mca_btl_base_endpoint_t *ep, uint64_t w, uint64_t pos)
 {
     return 0 == w || SMCUDA_FBOX_W_STAMP(w) == SMCUDA_FBOX_STAMP(pos - (ep->in_mask + 1));
@@ -175,14 +176,14 @@ static inline unsigned char *smcuda_fbox_payload(mca_btl_base_endpoint_t *ep)
 }
 
 /* Done with the current record: clear the first word of the lines it
- * covers after its header's line (see the invariant) and step over it.  Returns the header word
- * when it was left alone (a short record), for smcuda_fbox_hand_back, else NULL. */
+ * covers after its header's line (see the invariant) and step over it.
+ * Returns the header word when it was left alone (a short record), for
+ * smcuda_fbox_hand_back, else NULL. */
 static inline uint64_t *smcuda_fbox_consume(mca_btl_base_endpoint_t *ep, uint32_t len)
 {
     uint32_t size = smcuda_fbox_rec_size(len);
-    unsigned char *rec = ep->in_ring + ((uint32_t) ep->in_pos & ep->in_mask);
-
     uint32_t at = (uint32_t) ep->in_pos & ep->in_mask;
+    unsigned char *rec = ep->in_ring + at;
 
     for (uint32_t off = smcuda_fbox_next_line(at) - at; off < size; off += SMCUDA_CACHE_LINE) {
         __atomic_store_n((uint64_t *) (rec + off), 0, __ATOMIC_RELAXED);

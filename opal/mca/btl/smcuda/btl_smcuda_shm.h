@@ -151,8 +151,8 @@ typedef struct smcuda_frag_hdr_t {
 /* ------------------------------------------------------------------ */
 
 /* The ring lives in the receiver's segment.  A record is one 32-byte slot
- * or whole 64-byte lines: an 8-byte header word followed by the payload.  Positions are
- * monotonic byte counts; a record at position p carries stamp
+ * or whole 64-byte lines: an 8-byte header word followed by the payload.
+ * Positions are monotonic byte counts; a record at position p carries stamp
  * SMCUDA_FBOX_STAMP(p), which differs from the stamp the previous lap left
  * there; receiver and sender zero the words that held user bytes before a
  * record may start there, so that nothing else can pass for a header

@@ -104,7 +104,7 @@ static void run_case(uint32_t ring_size, const uint32_t *lens, int nlens, int ba
             CHECK(smcuda_fbox_rec_size(len) == SMCUDA_FBOX_SLOT ||
                       ((uintptr_t) (dst - 8) & (SMCUDA_CACHE_LINE - 1)) == 0,
                   "record of %u bytes not line aligned", len);
-            if (ep.out_guard) {
+            if (smcuda_fbox_guards(ep.out_rec, smcuda_fbox_rec_size(len))) {
                 /* the guard word after the record must be free space */
                 size_t g = (size_t) (dst - 8 - ep.out_ring) + smcuda_fbox_rec_size(len);
                 CHECK(g < ring_size && !busy[g], "ring %u msg %llu: guard over an unread record",

@@ -143,7 +143,6 @@ struct mca_btl_base_endpoint_t {
     uint32_t out_mask;
     uint32_t out_max;  /* largest message for that ring (ours and the peer's limits) */
     uint64_t out_rec;  /* position of the reserved record */
-    bool out_guard;    /* the reserved record zeroes the second slot of its line */
     uint64_t out_head; /* bytes written (monotonic) */
     uint64_t out_tail; /* last tail read from out_ctl */
     uint16_t send_seq; /* next sequence number to this peer */

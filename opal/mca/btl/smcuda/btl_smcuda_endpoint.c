@@ -30,7 +30,6 @@ static void endpoint_construct(mca_btl_base_endpoint_t *ep)
     ep->out_mask = ep->in_mask = 0;
     ep->out_max = 0;
     ep->out_rec = 0;
-    ep->out_guard = false;
     ep->out_head = ep->out_tail = ep->in_pos = 0;
     ep->send_seq = ep->recv_seq = 0;
     ep->ho_tick = 0;

@@ -28,6 +28,22 @@ static inline uint32_t smcuda_fbox_next_line(uint32_t at)
     return (at | (SMCUDA_CACHE_LINE - 1)) + 1;
 }
 
+/* Whether a record of `need` bytes at `rec` zeroes the second slot of its
+ * line (the guard, see the invariant). */
+static inline bool smcuda_fbox_guards(uint64_t rec, uint32_t need)
+{
+    return SMCUDA_FBOX_SLOT == need && 0 == (rec & (SMCUDA_CACHE_LINE - 1));
+}
+
+/* Reader: clears the first word of each line starting in ring offsets
+ * [from, to) (the reader's half of the invariant). */
+static inline void smcuda_fbox_clear_lines(unsigned char *ring, uint32_t from, uint32_t to)
+{
+    for (uint32_t off = from; off < to; off += SMCUDA_CACHE_LINE) {
+        __atomic_store_n((uint64_t *) (ring + off), 0, __ATOMIC_RELAXED);
+    }
+}
+
 /* Protocol invariant: at the writer's next position the first word is zero
  * or the header word the previous lap wrote there, whose stamp is
  * SMCUDA_FBOX_STAMP(p - ring size) and never SMCUDA_FBOX_STAMP(p) (a ring
@@ -75,8 +91,7 @@ static inline unsigned char *smcuda_fbox_reserve(mca_btl_base_endpoint_t *ep, ui
     uint32_t pad = need > SMCUDA_FBOX_SLOT && (at & (SMCUDA_CACHE_LINE - 1)) ? SMCUDA_FBOX_SLOT : 0;
     bool wrap = pad + need > size - at;
     uint64_t rec = wrap ? head + (size - at) : head + pad;
-    bool guard = SMCUDA_FBOX_SLOT == need && 0 == (rec & (SMCUDA_CACHE_LINE - 1));
-    uint64_t end = rec + (guard ? SMCUDA_CACHE_LINE : need);
+    uint64_t end = rec + (smcuda_fbox_guards(rec, need) ? SMCUDA_CACHE_LINE : need);
 
     if (SMCUDA_UNLIKELY(end - ep->out_tail > size)) {
         /* acquire: the reader's loads from the records it has released are
@@ -87,7 +102,6 @@ static inline unsigned char *smcuda_fbox_reserve(mca_btl_base_endpoint_t *ep, ui
         }
     }
     ep->out_rec = rec;
-    ep->out_guard = guard;
     return ep->out_ring + ((uint32_t) rec & ep->out_mask) + SMCUDA_FBOX_HDR_SIZE;
 }
 
@@ -95,12 +109,13 @@ static inline unsigned char *smcuda_fbox_reserve(mca_btl_base_endpoint_t *ep, ui
 static inline void smcuda_fbox_publish(mca_btl_base_endpoint_t *ep, uint32_t len, uint8_t tag,
                                        uint16_t seq)
 {
+    uint32_t need = smcuda_fbox_rec_size(len);
     uint64_t head = ep->out_head;
     uint32_t at = (uint32_t) head & ep->out_mask;
     uint64_t rec = ep->out_rec;
     uint32_t rec_at = (uint32_t) rec & ep->out_mask;
 
-    if (ep->out_guard) {
+    if (smcuda_fbox_guards(rec, need)) {
         /* the second slot of the line we are writing anyway */
         __atomic_store_n((uint64_t *) (ep->out_ring + rec_at + SMCUDA_FBOX_SLOT), 0,
                          __ATOMIC_RELAXED);
@@ -117,7 +132,7 @@ static inline void smcuda_fbox_publish(mca_btl_base_endpoint_t *ep, uint32_t len
             smcuda_fbox_word(head, 0, 0, 0, rec_at < at ? SMCUDA_FBOX_SKIP : SMCUDA_FBOX_PAD),
             __ATOMIC_RELEASE);
     }
-    ep->out_head = rec + smcuda_fbox_rec_size(len);
+    ep->out_head = rec + need;
 }
 
 /* Whether a word at `pos` that is not this lap's header is one the protocol
@@ -152,10 +167,7 @@ static inline uint64_t smcuda_fbox_peek(mca_btl_base_endpoint_t *ep)
         }
         /* the writer wrote only the skip word; the other lines of the
          * region still hold whatever earlier laps left (see the invariant) */
-        for (uint32_t off = smcuda_fbox_next_line(at); off <= ep->in_mask;
-             off += SMCUDA_CACHE_LINE) {
-            __atomic_store_n((uint64_t *) (ep->in_ring + off), 0, __ATOMIC_RELAXED);
-        }
+        smcuda_fbox_clear_lines(ep->in_ring, smcuda_fbox_next_line(at), ep->in_mask + 1);
         ep->in_pos = pos + (ep->in_mask + 1) - at;
     }
 }
@@ -185,9 +197,7 @@ static inline uint64_t *smcuda_fbox_consume(mca_btl_base_endpoint_t *ep, uint32_
     uint32_t at = (uint32_t) ep->in_pos & ep->in_mask;
     unsigned char *rec = ep->in_ring + at;
 
-    for (uint32_t off = smcuda_fbox_next_line(at) - at; off < size; off += SMCUDA_CACHE_LINE) {
-        __atomic_store_n((uint64_t *) (rec + off), 0, __ATOMIC_RELAXED);
-    }
+    smcuda_fbox_clear_lines(ep->in_ring, smcuda_fbox_next_line(at), at + size);
     ep->in_pos += size;
     if (size > SMCUDA_FBOX_KEEP_MAX) {
         __atomic_store_n((uint64_t *) rec, 0, __ATOMIC_RELAXED);

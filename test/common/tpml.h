@@ -68,16 +68,20 @@ const char *t_err_string(int rc);
 /* The error class of an MPI return code (MPI_ERR_BUFFER, MPI_ERR_TRUNCATE...). */
 int t_err_class(int rc);
 
-/* Resets a status before a receive: MPI_ERROR is only written by some
- * calls, so tests set it to MPI_SUCCESS first and check it afterwards. */
+/* Resets a status before a receive, so that a call that does not fill in
+ * the source and tag is seen. MPI_ERROR is only ever written by the
+ * multiple-completion calls (Waitall, Testsome...), and only when they
+ * return MPI_ERR_IN_STATUS: a test reads it only then, or after setting it
+ * itself (here, or to a sentinel) to check that a call left it alone. */
 static inline void t_status_reset(MPI_Status *st)
 {
     st->MPI_SOURCE = -77;
     st->MPI_TAG = -77;
     st->MPI_ERROR = MPI_SUCCESS;
 }
-/* Checks a receive status: source, tag (MPI_ANY_* = don't check), error
- * field, MPI_Get_count(MPI_BYTE) == bytes (bytes < 0 = don't check). */
+/* Checks a receive status: source, tag (MPI_ANY_* = don't check),
+ * MPI_Get_count(MPI_BYTE) == bytes (bytes < 0 = don't check). Not the
+ * MPI_ERROR field (see t_status_reset): errors come in return codes. */
 void t_check_status(const MPI_Status *st, int source, int tag, long bytes, const char *ctx);
 
 /* ------------------------------------------------------------------ */

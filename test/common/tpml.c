@@ -642,6 +642,8 @@ int t_boundary_sizes(const t_limits *l, size_t *sizes, int max, size_t cap)
     T_ADD3(l->first_frag_min);
     for (int i = 0; i < l->nbtl; i++) {
         T_ADD(l->eager[i] - 64);
+        T_ADD(l->eager[i] - T_MATCH_HDR);
+        T_ADD(l->eager[i] - T_MATCH_HDR + 1);
         T_ADD3(l->eager[i]);
         T_ADD3(l->rndv_eager[i]);
         for (int k = 1; k <= 3; k++) {

@@ -51,8 +51,8 @@
  *        a child that died, children that never started, every child past
  *        MPI_Init (the parents' side hangs), a child whose maps cannot be
  *        read.
- * Either way the stuck children's wait channel and, where gdb is
- * installed, their stacks are printed. The judge is tested itself by
+ * Either way the children's wait channels are printed, and before a
+ * failure, where gdb is installed, the stuck children's stacks. The judge is tested itself by
  * selftest=before (a child that stops before MPI_Init must be a skip) and
  * selftest=ours (one that stops with smcuda loaded must be a failure):
  * this process then runs no MPI itself but the two cases as child jobs
@@ -327,11 +327,11 @@ static int read_stages(const char *dir, child_t *c, int max)
     return n;
 }
 
-/* Where a stuck child waits: its kernel wait channel, and its stacks when
- * gdb is installed (evidence for the reader; the verdict does not use it). */
+/* Where a child waits: its kernel wait channel (evidence for the reader;
+ * the verdict does not use it). */
 static void show_child(const child_t *c)
 {
-    char path[64], wchan[128] = "?", cmd[256];
+    char path[64], wchan[128] = "?";
     FILE *f;
     snprintf(path, sizeof(path), "/proc/%d/wchan", c->pid);
     if (NULL != (f = fopen(path, "r"))) {
@@ -346,12 +346,21 @@ static void show_child(const child_t *c)
            : '\0' != c->ours[0] ? c->ours
                                 : "none");
     fflush(stdout);
+}
+
+/* The stacks of a stuck child, where gdb is installed: shown before a
+ * failure only (a skip must not wait for gdb past the harness's limit). */
+static void show_stacks(const child_t *c)
+{
+    char cmd[256];
     if (c->initialised || !c->alive || 0 != system("command -v gdb >/dev/null 2>&1"))
         return;
     snprintf(cmd, sizeof(cmd),
-             "timeout 60 gdb -p %d -batch -ex 'thread apply all bt 12' 2>/dev/null | "
+             "timeout 30 gdb -p %d -batch -ex 'thread apply all bt 12' 2>/dev/null | "
              "grep '^#' | head -n 40 | sed 's/^/    /'",
              c->pid);
+    printf("%s: stacks of child %d:\n", PROG, c->pid);
+    fflush(stdout);
     (void) system(cmd);
     fflush(stdout);
 }
@@ -385,6 +394,8 @@ static int judge(const char *dir, int children, int waited)
     if (NULL == why && 0 == stuck)
         why = "every child left MPI_Init: the parents' side of the spawn hangs";
     if (NULL != why) {
+        for (int i = 0; i < n && i < 4; ++i)
+            show_stacks(&c[i]);
         printf("FAIL: %s: spawn hung: %s\n", PROG, why);
         fflush(stdout);
         return 1;
@@ -492,7 +503,7 @@ static int run_hung_job(const char *how, char *out, size_t len)
                     self,
                     "children=1",
                     "rounds=1",
-                    "spawn_wait=10",
+                    "spawn_wait=20",
                     hang,
                     NULL};
     ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);

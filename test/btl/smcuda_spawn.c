@@ -28,13 +28,52 @@
  *   dead_maps=N   at the end each parent may still map the segments of at
  *                 most N exited children (the others were given back when
  *                 later children came)
+ *   spawn_wait=S  seconds an MPI_Comm_spawn may take before it is judged
+ *                 hung (default 60)
+ *
+ * A spawn that hangs: FAIL unless proven to be Open MPI's own hang.
+ * Open MPI 4.1.4 over PMIx 4 (Debian 12) hangs in MPI_Comm_spawn now and
+ * then with the stock BTLs too (about one spawn in 35 here; openpmix issue
+ * 2735): a new child never returns from PMIx_Init. Our own code can hang
+ * at the same place from the parents' point of view: a child's MPI_Init
+ * attaches btl/smcuda to its parents' segments (the guest table) and the
+ * parents only return once every child has left MPI_Init. So each child
+ * writes its stages into a file of its own (stages=DIR, given by rank 0 of
+ * the parents): "started" before MPI_Init, "initialised" after it. When
+ * the spawn has not returned after spawn_wait seconds, rank 0 judges:
+ *   SKIP (77) only if every child has started, is alive, and each child
+ *        that has not left MPI_Init has none of this project's components
+ *        (mca_btl_smcuda.so, mca_pml_ob1x.so) in /proc/<pid>/maps: Open MPI
+ *        opens the BTLs and PMLs only after PMIx_Init has returned, so the
+ *        hang is proven to be before any code of ours ran in them;
+ *   FAIL in every other case: a child stuck in MPI_Init with one of our
+ *        components loaded (smcuda's attach, ob1x, or Open MPI after them),
+ *        a child that died, children that never started, every child past
+ *        MPI_Init (the parents' side hangs), a child whose maps cannot be
+ *        read.
+ * Either way the children's wait channels are printed, and before a
+ * failure, where gdb is installed, the stuck children's stacks. The judge is tested itself by
+ * selftest=before (a child that stops before MPI_Init must be a skip) and
+ * selftest=ours (one that stops with smcuda loaded must be a failure):
+ * this process then runs no MPI itself but the two cases as child jobs
+ * (hang=before, hang=ours) and checks their verdicts and exit codes.
  */
+#define _GNU_SOURCE
 #include "btl_util.h"
 
+#include "btl_child.h"
+
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PROG "btl/smcuda_spawn"
@@ -196,19 +235,321 @@ static void wait_exited(const int *pids, int n)
     }
 }
 
-/* Open MPI 4.1.4 over PMIx 4 (Debian 12) hangs in MPI_Comm_spawn now and
- * then, before any BTL is involved: the new child never returns from
- * PMIx_Init while the parent waits in PMIx_Lookup. It happens with the
- * stock BTLs as well (about one spawn in 35 here; upstream openpmix issue
- * 2735). A spawn that has not returned in time is reported as a skip (exit
- * 77), naming that defect, rather than as a failure of ours. */
-static void spawn_hung(int sig)
+/* ------------------------------------------------------------------ */
+/* stages of the children and the judge of a hung spawn (see the top)   */
+/* ------------------------------------------------------------------ */
+
+/* Appends one line to this child's stage file. */
+static void stage(const char *dir, const char *what)
 {
-    static const char msg[] = "MPI_Comm_spawn did not return in 60 s: the Open MPI 4.1/PMIx 4 "
-                              "spawn hang (child stuck in PMIx_Init), not a BTL failure\n";
-    (void) sig;
-    (void) write(1, msg, sizeof(msg) - 1);
-    _exit(77);
+    char path[PATH_MAX];
+    int fd;
+    snprintf(path, sizeof(path), "%s/%d", dir, (int) getpid());
+    fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (fd < 0)
+        return; /* the judge then sees a child that never started: FAIL */
+    (void) write(fd, what, strlen(what));
+    close(fd);
+}
+
+/* hang=before|ours (children of the self-test only): stop for good before
+ * MPI_Init, without or with our BTL loaded as MPI_Init would load it. */
+static void simulate_hang(const char *how)
+{
+    if (0 == strcmp(how, "ours")) {
+        const char *path = getenv("OMPI_MCA_mca_base_component_path");
+        char dso[PATH_MAX];
+        size_t n = NULL != path ? strcspn(path, ":") : 0;
+        snprintf(dso, sizeof(dso), "%.*s/mca_btl_smcuda.so", (int) n, NULL != path ? path : "");
+        if (NULL == dlopen(dso, RTLD_LAZY | RTLD_LOCAL))
+            printf("%s: self-test child cannot load %s: %s\n", PROG, dso, dlerror());
+    }
+    fflush(stdout);
+    for (;;)
+        pause();
+}
+
+typedef struct {
+    int pid;
+    int initialised; /* wrote "initialised": left MPI_Init */
+    int alive;
+    int maps_read; /* its /proc/<pid>/maps could be read */
+    char ours[64]; /* a component of ours it has loaded, "" if none */
+} child_t;
+
+/* Which of our components the process has mapped (into ours, "" = none);
+ * returns 0 if its maps cannot be read. */
+static int our_components(int pid, char *ours, size_t len)
+{
+    static const char *const names[] = {"/mca_btl_smcuda.so", "/mca_pml_ob1x.so"};
+    char path[64], line[1024];
+    FILE *f;
+    snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+    ours[0] = '\0';
+    if (NULL == (f = fopen(path, "r")))
+        return 0;
+    while (NULL != fgets(line, sizeof(line), f) && '\0' == ours[0]) {
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); ++i)
+            if (NULL != strstr(line, names[i]))
+                snprintf(ours, len, "%s", names[i] + 1);
+    }
+    fclose(f);
+    return 1;
+}
+
+/* Reads the stage files of DIR; returns the number of children found. */
+static int read_stages(const char *dir, child_t *c, int max)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    if (NULL == d)
+        return 0;
+    while (NULL != (e = readdir(d)) && n < max) {
+        char path[PATH_MAX], text[256] = "";
+        FILE *f;
+        int pid = atoi(e->d_name);
+        if (pid <= 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if (NULL != (f = fopen(path, "r"))) {
+            size_t got = fread(text, 1, sizeof(text) - 1, f);
+            text[got] = '\0';
+            fclose(f);
+        }
+        c[n].pid = pid;
+        c[n].initialised = NULL != strstr(text, "initialised");
+        c[n].alive = 0 == kill(pid, 0);
+        c[n].maps_read = our_components(pid, c[n].ours, sizeof(c[n].ours));
+        ++n;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Where a child waits: its kernel wait channel (evidence for the reader;
+ * the verdict does not use it). */
+static void show_child(const child_t *c)
+{
+    char path[64], wchan[128] = "?";
+    FILE *f;
+    snprintf(path, sizeof(path), "/proc/%d/wchan", c->pid);
+    if (NULL != (f = fopen(path, "r"))) {
+        size_t got = fread(wchan, 1, sizeof(wchan) - 1, f);
+        wchan[got] = '\0';
+        fclose(f);
+    }
+    printf("%s: child %d: %s, %s, wait channel %s, components of ours loaded: %s\n", PROG, c->pid,
+           c->initialised ? "left MPI_Init" : "inside MPI_Init or before it",
+           c->alive ? "alive" : "gone", wchan,
+           !c->maps_read        ? "(maps unreadable)"
+           : '\0' != c->ours[0] ? c->ours
+                                : "none");
+    fflush(stdout);
+}
+
+/* The stacks of a stuck child, where gdb is installed: shown before a
+ * failure only (a skip must not wait for gdb past the harness's limit). */
+static void show_stacks(const child_t *c)
+{
+    char cmd[256];
+    if (c->initialised || !c->alive || 0 != system("command -v gdb >/dev/null 2>&1"))
+        return;
+    snprintf(cmd, sizeof(cmd),
+             "timeout 30 gdb -p %d -batch -ex 'thread apply all bt 12' 2>/dev/null | "
+             "grep '^#' | head -n 40 | sed 's/^/    /'",
+             c->pid);
+    printf("%s: stacks of child %d:\n", PROG, c->pid);
+    fflush(stdout);
+    (void) system(cmd);
+    fflush(stdout);
+}
+
+/* The verdict on a spawn of `children` that has not returned: 77 (skip)
+ * only when the hang is proven to be before any code of ours ran in the
+ * children, 1 (fail) otherwise; the reason is printed. */
+static int judge(const char *dir, int children, int waited)
+{
+    child_t c[64];
+    int n = read_stages(dir, c, 64), stuck = 0;
+    const char *why = NULL;
+    printf("%s: MPI_Comm_spawn did not return in %d s; %d of %d children started\n", PROG, waited,
+           n, children);
+    for (int i = 0; i < n; ++i)
+        show_child(&c[i]);
+    if (n < children)
+        why = "not every child started (no stage file)";
+    for (int i = 0; i < n && NULL == why; ++i) {
+        if (c[i].initialised)
+            continue;
+        ++stuck;
+        if (!c[i].alive)
+            why = "a child died before leaving MPI_Init";
+        else if (!c[i].maps_read)
+            why = "a stuck child's maps cannot be read: not proven to be before our code";
+        else if ('\0' != c[i].ours[0])
+            why = "a child hangs in MPI_Init with a component of ours loaded (smcuda attach, "
+                  "ob1x, or Open MPI after them)";
+    }
+    if (NULL == why && 0 == stuck)
+        why = "every child left MPI_Init: the parents' side of the spawn hangs";
+    if (NULL != why) {
+        for (int i = 0; i < n && i < 4; ++i)
+            show_stacks(&c[i]);
+        printf("FAIL: %s: spawn hung: %s\n", PROG, why);
+        fflush(stdout);
+        return 1;
+    }
+    printf("%s: SKIP: the Open MPI 4.1/PMIx 4 spawn hang (openpmix issue 2735): %d children "
+           "stuck in MPI_Init before any component of ours was loaded\n",
+           PROG, stuck);
+    fflush(stdout);
+    return 77;
+}
+
+static void remove_stages(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[PATH_MAX];
+    if (NULL == d)
+        return;
+    while (NULL != (e = readdir(d))) {
+        if ('.' == e->d_name[0])
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+/* Rank 0's watch over one MPI_Comm_spawn: a thread that judges and ends
+ * the process if the spawn has not returned in time. */
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    pthread_t thread;
+    int returned;
+    int wait_s;
+    int children;
+    char dir[PATH_MAX];
+} watch_t;
+
+static void *watchdog(void *arg)
+{
+    watch_t *w = arg;
+    struct timespec deadline;
+    int returned;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += w->wait_s;
+    pthread_mutex_lock(&w->lock);
+    while (!w->returned && ETIMEDOUT != pthread_cond_timedwait(&w->cond, &w->lock, &deadline))
+        ;
+    returned = w->returned;
+    pthread_mutex_unlock(&w->lock);
+    if (!returned) {
+        int rc = judge(w->dir, w->children, w->wait_s);
+        remove_stages(w->dir);
+        _exit(rc);
+    }
+    return NULL;
+}
+
+static void watch_start(watch_t *w, int wait_s, int children)
+{
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->cond, NULL);
+    w->returned = 0;
+    w->wait_s = wait_s;
+    w->children = children;
+    BU_CHECK(0 == pthread_create(&w->thread, NULL, watchdog, w), "cannot start the watchdog");
+}
+
+static void watch_stop(watch_t *w)
+{
+    pthread_mutex_lock(&w->lock);
+    w->returned = 1;
+    pthread_cond_signal(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL);
+    pthread_cond_destroy(&w->cond);
+    pthread_mutex_destroy(&w->lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* self-test of the judge: two child jobs with simulated hangs           */
+/* ------------------------------------------------------------------ */
+
+/* Runs this program as a one-process job whose child stops (hang=how);
+ * returns its exit status (-1 if it could not run), output in out. */
+static int run_hung_job(const char *how, char *out, size_t len)
+{
+    const char *mpirun = getenv("MPIRUN") ? getenv("MPIRUN") : "mpirun";
+    char self[PATH_MAX], hang[32];
+    char *argv[] = {(char *) mpirun,
+                    "-np",
+                    "1",
+                    "--oversubscribe",
+                    "--mca",
+                    "btl_base_warn_component_unused",
+                    "0",
+                    "--mca",
+                    "pml",
+                    "ob1",
+                    "--mca",
+                    "btl",
+                    "self,smcuda",
+                    self,
+                    "children=1",
+                    "rounds=1",
+                    "spawn_wait=20",
+                    hang,
+                    NULL};
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    int pfd[2], status;
+    size_t used = 0;
+    pid_t pid;
+    if (sl <= 0 || 0 != pipe(pfd))
+        return -1;
+    self[sl] = '\0';
+    snprintf(hang, sizeof(hang), "hang=%s", how);
+    pid = fork();
+    if (0 == pid) {
+        dup2(pfd[1], 1);
+        dup2(pfd[1], 2);
+        close(pfd[0]);
+        close(pfd[1]);
+        execvpe(mpirun, argv, btl_child_env());
+        _exit(127);
+    }
+    close(pfd[1]);
+    for (ssize_t got; used + 1 < len && (got = read(pfd[0], out + used, len - 1 - used)) > 0;)
+        used += (size_t) got;
+    out[used] = '\0';
+    close(pfd[0]);
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int selftest(void)
+{
+    static char out[1 << 16];
+    int rc = run_hung_job("before", out, sizeof(out));
+    printf("%s: --- child stopped before MPI_Init (exit %d):\n%s", PROG, rc, out);
+    if (77 != rc || NULL == strstr(out, "SKIP: the Open MPI 4.1/PMIx 4 spawn hang")) {
+        printf("FAIL: %s: a hang before our code was not judged a skip\n", PROG);
+        return 1;
+    }
+    rc = run_hung_job("ours", out, sizeof(out));
+    printf("%s: --- child stopped with smcuda loaded (exit %d):\n%s", PROG, rc, out);
+    if (0 == rc || 77 == rc || NULL == strstr(out, "with a component of ours loaded")) {
+        printf("FAIL: %s: a hang with smcuda loaded was not judged a failure\n", PROG);
+        return 1;
+    }
+    printf("PASS: %s (judge self-test)\n", PROG);
+    return 0;
 }
 
 /* A backing file of one of our children (pids) that has exited is a
@@ -283,10 +624,21 @@ int main(int argc, char **argv)
     int rounds = (a = bu_arg(argc, argv, "rounds")) ? atoi(a) : 1;
     const char *expect = (a = bu_arg(argc, argv, "expect")) ? a : "any";
     int dead_maps = (a = bu_arg(argc, argv, "dead_maps")) ? atoi(a) : -1;
+    int spawn_wait = (a = bu_arg(argc, argv, "spawn_wait")) ? atoi(a) : 60;
+    const char *stages = bu_arg(argc, argv, "stages"); /* only children have it */
     int *pids = calloc((size_t) (children * rounds) + 1, sizeof(int));
     MPI_Comm parent;
 
+    if (NULL != bu_arg(argc, argv, "selftest"))
+        return selftest();
+    if (NULL != stages) {
+        stage(stages, "started\n");
+        if (NULL != (a = bu_arg(argc, argv, "hang")))
+            simulate_hang(a);
+    }
     bu_init(&argc, &argv);
+    if (NULL != stages)
+        stage(stages, "initialised\n");
     (void) guest_peers(); /* opens the counter's handle */
     MPI_Comm_get_parent(&parent);
     if (MPI_COMM_NULL != parent) {
@@ -301,19 +653,31 @@ int main(int argc, char **argv)
     for (int r = 0; r < rounds; ++r) {
         MPI_Comm inter;
         int *errs = malloc((size_t) children * sizeof(int));
-        char **cargv = calloc((size_t) argc, sizeof(char *));
-        /* the children get our own arguments */
+        char **cargv = calloc((size_t) argc + 1, sizeof(char *));
+        char stagearg[PATH_MAX + 8];
+        watch_t w;
+        /* the children get our own arguments and rank 0's stage directory
+         * (only the root's arguments count) */
         for (int i = 1; i < argc; ++i)
             cargv[i - 1] = argv[i];
-        signal(SIGALRM, spawn_hung);
-        alarm(60);
+        if (0 == bu_rank) {
+            snprintf(w.dir, sizeof(w.dir), "/tmp/ob1x_spawn_stages.XXXXXX");
+            BU_CHECK(NULL != mkdtemp(w.dir), "cannot create a stage directory: %s",
+                     strerror(errno));
+            snprintf(stagearg, sizeof(stagearg), "stages=%s", w.dir);
+            cargv[argc - 1] = stagearg;
+            watch_start(&w, spawn_wait, children);
+        }
         MPI_Comm_spawn(argv[0], cargv, children, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, errs);
-        alarm(0);
+        if (0 == bu_rank)
+            watch_stop(&w);
         for (int i = 0; i < children; ++i)
             BU_CHECK(MPI_SUCCESS == errs[i], "spawn of child %d failed: %d", i, errs[i]);
         free(errs);
         free(cargv);
         together(inter, 0, pids + r * children);
+        if (0 == bu_rank)
+            remove_stages(w.dir); /* every child has left MPI_Init by now */
         MPI_Comm_disconnect(&inter);
         wait_exited(pids + r * children, children);
         if (0 == bu_rank)

@@ -82,9 +82,12 @@ const char *t_err_string(int rc)
 {
     static char buf[MPI_MAX_ERROR_STRING + 64];
     char s[MPI_MAX_ERROR_STRING];
-    int len = 0, cls = 0;
-    MPI_Error_class(rc, &cls);
-    MPI_Error_string(rc, s, &len);
+    int len = 0, cls = -1;
+    /* Both leave their output alone for a code that is no MPI error. */
+    if (MPI_SUCCESS != MPI_Error_class(rc, &cls))
+        cls = -1;
+    if (MPI_SUCCESS != MPI_Error_string(rc, s, &len))
+        snprintf(s, sizeof(s), "(not an MPI error code)");
     snprintf(buf, sizeof(buf), "rc %d class %d: %s", rc, cls, s);
     return buf;
 }
@@ -109,8 +112,6 @@ void t_check_status(const MPI_Status *st, int source, int tag, long bytes, const
                 st->MPI_SOURCE, source);
     if (MPI_ANY_TAG != tag)
         T_CHECK(st->MPI_TAG == tag, "%s: status MPI_TAG %d, expected %d", ctx, st->MPI_TAG, tag);
-    T_CHECK(st->MPI_ERROR == MPI_SUCCESS, "%s: status MPI_ERROR %s", ctx,
-            t_err_string(st->MPI_ERROR));
     if (bytes >= 0) {
         T_MPI(MPI_Get_count(st, MPI_BYTE, &count));
         T_CHECK(count == bytes, "%s: MPI_Get_count %d bytes, expected %ld", ctx, count, bytes);
@@ -202,8 +203,6 @@ uint32_t t_msg_check(const void *buf, const MPI_Status *st, uint32_t seq_if_shor
     const unsigned char *p = buf;
     int count = -1;
     uint32_t h[4], seq = seq_if_short;
-    T_CHECK(st->MPI_ERROR == MPI_SUCCESS, "%s: status MPI_ERROR %s", ctx,
-            t_err_string(st->MPI_ERROR));
     T_MPI(MPI_Get_count(st, MPI_BYTE, &count));
     T_CHECK(count >= 0, "%s: MPI_Get_count returned %d", ctx, count);
     if ((size_t) count >= T_MSG_HDR) {
@@ -252,6 +251,9 @@ void *t_malloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
     T_CHECK(NULL != p, "malloc(%zu) failed", n);
+    /* The bytes of -ftrivial-auto-var-init=pattern (test/run-tests): a read
+     * of something nothing wrote fails the same way on every machine. */
+    memset(p, 0xFE, n);
     return p;
 }
 
@@ -640,6 +642,8 @@ int t_boundary_sizes(const t_limits *l, size_t *sizes, int max, size_t cap)
     T_ADD3(l->first_frag_min);
     for (int i = 0; i < l->nbtl; i++) {
         T_ADD(l->eager[i] - 64);
+        T_ADD(l->eager[i] - T_MATCH_HDR);
+        T_ADD(l->eager[i] - T_MATCH_HDR + 1);
         T_ADD3(l->eager[i]);
         T_ADD3(l->rndv_eager[i]);
         for (int k = 1; k <= 3; k++) {

@@ -68,16 +68,20 @@ const char *t_err_string(int rc);
 /* The error class of an MPI return code (MPI_ERR_BUFFER, MPI_ERR_TRUNCATE...). */
 int t_err_class(int rc);
 
-/* Resets a status before a receive: MPI_ERROR is only written by some
- * calls, so tests set it to MPI_SUCCESS first and check it afterwards. */
+/* Resets a status before a receive, so that a call that does not fill in
+ * the source and tag is seen. MPI_ERROR is only ever written by the
+ * multiple-completion calls (Waitall, Testsome...), and only when they
+ * return MPI_ERR_IN_STATUS: a test reads it only then, or after setting it
+ * itself (here, or to a sentinel) to check that a call left it alone. */
 static inline void t_status_reset(MPI_Status *st)
 {
     st->MPI_SOURCE = -77;
     st->MPI_TAG = -77;
     st->MPI_ERROR = MPI_SUCCESS;
 }
-/* Checks a receive status: source, tag (MPI_ANY_* = don't check), error
- * field, MPI_Get_count(MPI_BYTE) == bytes (bytes < 0 = don't check). */
+/* Checks a receive status: source, tag (MPI_ANY_* = don't check),
+ * MPI_Get_count(MPI_BYTE) == bytes (bytes < 0 = don't check). Not the
+ * MPI_ERROR field (see t_status_reset): errors come in return codes. */
 void t_check_status(const MPI_Status *st, int source, int tag, long bytes, const char *ctx);
 
 /* ------------------------------------------------------------------ */
@@ -178,6 +182,12 @@ int t_cvar_ull(const char *name, unsigned long long *val);
 /* Reads a string cvar; returns 1 on success (value copied into buf). */
 int t_cvar_str(const char *name, char *buf, size_t len);
 
+/* Bytes of pml/ob1x's MATCH header (OB1X_HDR_MATCH_LEN in
+ * ompi/mca/pml/ob1x/pml_ob1x_hdr.h): on a BTL, a message of up to
+ * btl_eager_limit - T_MATCH_HDR bytes goes eagerly, one byte more by
+ * rendezvous (docs/ob1x.md, "Protocol selection"). pml.sizes pins it. */
+#define T_MATCH_HDR 14
+
 /* Thresholds that decide protocols for a peer, from the BTLs in use. */
 typedef struct {
     int nbtl; /* non-self BTLs found */
@@ -198,8 +208,9 @@ typedef struct {
  * BTL whose btl_<name>_eager_limit cvar exists. Fails if none found. */
 void t_limits_get(int argc, char **argv, t_limits *l);
 void t_limits_print(const t_limits *l);
-/* Adds every boundary size (0,1,255..257, eager+-1, rndv+-1, k*max_send+-1,
- * 16 MiB) to `sizes` (sorted, unique, <= cap). Returns the count. */
+/* Adds every boundary size (0,1,255..257, eager-64, eager-T_MATCH_HDR and
+ * one more, eager+-1, rndv+-1, k*max_send+-1, 16 MiB) to `sizes` (sorted,
+ * unique, <= cap). Returns the count. */
 int t_boundary_sizes(const t_limits *l, size_t *sizes, int max, size_t cap);
 
 /* ------------------------------------------------------------------ */

@@ -5,16 +5,21 @@
  *
  * Rank 0 sends, rank 1 receives (other ranks only take part in barriers).
  * Sizes come from the BTL limits read through MPI_T (see t_boundary_sizes):
- * 0, 1, 255-257, sendi_max+-1, eager_limit-64, eager_limit+-1,
- * rndv_eager_limit+-1, k*max_send_size+-1 (k=1..3), 16 MiB.
+ * 0, 1, 255-257, sendi_max+-1, eager_limit-64, eager_limit-14,
+ * eager_limit-13, eager_limit+-1, rndv_eager_limit+-1, k*max_send_size+-1
+ * (k=1..3), 16 MiB.
  *
  * Expected protocol (sender): synchronous mode -> sendrecv pipeline and
- * synchronous_messages+1 at every size; otherwise size <= sendi_max with a
- * contiguous send buffer -> eager immediate (on BTLs known to have sendi);
- * size <= eager_limit-64 -> eager (standard/ready contiguous: eager
+ * synchronous_messages+1 at every size. Otherwise the eager cut-off is
+ * pinned to the byte: size > eager_limit - 14 (T_MATCH_HDR, the MATCH
+ * header) -> sendrecv pipeline (buffered mode: buffered pipeline), size <=
+ * eager_limit - 14 -> an eager protocol; over two BTLs with different
+ * eager limits, sizes between their two cut-offs may take either (the
+ * BTL is picked round robin). Within the eager range: size <= sendi_max
+ * with a contiguous send buffer -> eager immediate (on BTLs known to have
+ * sendi); size <= eager_limit-64, standard/ready contiguous -> eager
  * immediate on a BTL whose sendi copies anyway (smcuda), else prepared or
- * allocated); size > eager_limit -> sendrecv pipeline (buffered mode:
- * buffered pipeline). The _bytes counters move by the message size.
+ * allocated. The _bytes counters move by the message size.
  *
  * Also: MPI_Ibsend completes once packed, with the receiver not yet posted;
  * MPI_Issend does not complete before the receive is matched (0, 1,
@@ -48,11 +53,17 @@ typedef struct {
 static int expected_protocols(const xfer *x, int *nsync)
 {
     int contig = T_DT_CONTIG == x->skind;
+    int rndv = T_MODE_BUF == x->mode ? T_P_BUFPIPE : T_P_SRPIPE;
     *nsync = 0;
     if (T_MODE_SYNC == x->mode) {
         *nsync = 1;
         return T_P_SRPIPE;
     }
+    /* the eager cut-off: past every BTL's, then past the smallest one's */
+    if (x->bytes + T_MATCH_HDR > lim.eager_max)
+        return rndv;
+    if (x->bytes + T_MATCH_HDR > lim.eager_min)
+        return T_P_EAGER | rndv;
     if (x->bytes <= lim.sendi_max) {
         if (contig && lim.sendi_capable)
             return T_P_IMM;
@@ -65,9 +76,9 @@ static int expected_protocols(const xfer *x, int *nsync)
             return T_P_IMM;
         return T_P_PREP | T_P_ALLOC;
     }
-    if (x->bytes > lim.eager_max)
-        return T_MODE_BUF == x->mode ? T_P_BUFPIPE : T_P_SRPIPE;
-    return T_P_EAGER | (T_MODE_BUF == x->mode ? T_P_BUFPIPE : T_P_SRPIPE);
+    /* the last bytes below the cut-off: eager; which kind depends on the
+     * room the BTL's own immediate send needs */
+    return T_P_EAGER;
 }
 
 static void describe(const xfer *x, char *buf, size_t len)

@@ -1,7 +1,7 @@
 /*
  * wildcards.c - MPI_ANY_SOURCE / MPI_ANY_TAG matching, mixed with specific
  * receives, posted before and after the messages arrive; statuses checked
- * (MPI_SOURCE, MPI_TAG, MPI_ERROR, MPI_Get_count / MPI_Get_elements).
+ * (MPI_SOURCE, MPI_TAG, MPI_Get_count / MPI_Get_elements).
  *
  * Rank 0 receives, ranks 1..n-1 send (n >= 3). Messages are eager (100
  * bytes), rendezvous (2 * eager_limit + 100) and zero bytes.

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include "opal/mca/pmix/pmix.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
+#include "opal/util/show_help.h"
 
 #include "common_ob1x_param.h"
 
@@ -274,11 +276,20 @@ static int smcuda_register(void)
     c->backing_directory = "/dev/shm";
     mca_base_component_var_register(
         v, "backing_directory",
-        "Directory for the shared-memory backing files (local file system; falls back to "
-        "the job session directory when not writable). Files are 0600 and removed as soon "
-        "as every local peer has mapped them",
+        "Directory that holds the shared-memory segments (local file system; falls back to "
+        "the job session directory when not writable or full). Segments are nameless files "
+        "there (O_TMPFILE), or with btl_smcuda_named_segment 0600 files removed as soon as "
+        "every local peer has mapped them",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_3, MCA_BASE_VAR_SCOPE_READONLY,
         &c->backing_directory);
+    c->named_segment = false;
+    reg_bool("named_segment",
+             "Give the segment a file name in the backing directory that local peers of the job "
+             "open (removed once all of them have attached it, and by the run time when the job "
+             "ends) instead of sharing it nameless through /proc/<pid>/fd/<fd>: for systems where "
+             "the processes of a job may not open each other's /proc entries. Chosen by itself "
+             "when this process is not dumpable or the directory cannot hold nameless files",
+             &c->named_segment);
     c->max_guests = 256;
     reg_uint("max_guests",
              "Local processes of other jobs (MPI_Comm_spawn, MPI_Comm_connect/accept, "
@@ -308,6 +319,9 @@ static int smcuda_register(void)
 
 static int smcuda_open(void)
 {
+    /* where help-btl-smcuda.txt is: installed, or in the build tree */
+    (void) opal_show_help_add_dir(SMCUDA_HELP_DIR);
+    (void) opal_show_help_add_dir(SMCUDA_SRC_HELP_DIR);
     mca_btl_smcuda_component.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_btl_smcuda_component.output, mca_btl_smcuda_component.verbose);
     return OPAL_SUCCESS;
@@ -315,6 +329,10 @@ static int smcuda_open(void)
 
 static int smcuda_close(void)
 {
+    /* MPI_Init that failed after our init (the PML refused to start, say)
+     * may close the framework without finalizing the module: the segment,
+     * and a name it may still have, go now */
+    (void) mca_btl_smcuda_finalize(&mca_btl_smcuda.super);
     if (mca_btl_smcuda_component.output > 0) {
         opal_output_close(mca_btl_smcuda_component.output);
         mca_btl_smcuda_component.output = -1;
@@ -408,27 +426,76 @@ static void sanitize_params(mca_btl_smcuda_component_t *c, mca_btl_base_module_t
     }
 }
 
-/* Creates our backing file in `dir` (0600 whatever the umask) with all of
- * its `size` bytes reserved: a tmpfs (such as a container's small /dev/shm)
- * accepts a sparse file of any size and raises SIGBUS only when a page is
- * first touched, in the middle of a transfer; reserving now turns that into
- * an error here. Returns the descriptor, or -1 with errno set and nothing
+/* Whether local peers can open our descriptor through /proc/<pid>/fd: the
+ * kernel lets a process of the same user do so only while we are dumpable
+ * (ptrace "read" access). */
+static bool proc_fd_shareable(void)
+{
+    return 1 == prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) && 0 == access("/proc/self/fd", X_OK);
+}
+
+/* A nameless file in `dir` (O_TMPFILE): nothing to remove, whatever
+ * happens to the process, even SIGKILL. -1 with errno set; EOPNOTSUPP (or
+ * EISDIR/EINVAL from older kernels) when the file system cannot. */
+static int create_nameless(mca_btl_smcuda_module_t *m, const char *dir)
+{
+    snprintf(m->seg_path, sizeof(m->seg_path), "%s", dir);
+    m->seg_named = false;
+    return open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, S_IRUSR | S_IWUSR);
+}
+
+/* A file named after our job, rank and pid, which the run time is asked to
+ * remove when the job ends: a process killed before every peer attached
+ * (and so before the last one removed the name) cannot do it itself. */
+static int create_named(mca_btl_smcuda_module_t *m, const char *dir)
+{
+    snprintf(m->seg_path, sizeof(m->seg_path), "%s/ob1x_smcuda.%u.%u.%d", dir,
+             (unsigned) OPAL_PROC_MY_NAME.jobid, (unsigned) OPAL_PROC_MY_NAME.vpid, (int) getpid());
+    m->seg_named = true;
+    if (NULL != opal_pmix.register_cleanup) {
+        (void) opal_pmix.register_cleanup(m->seg_path, false, false, false);
+    }
+    return open(m->seg_path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, S_IRUSR | S_IWUSR);
+}
+
+/* Removes the segment's name, if it has one (still). */
+void mca_btl_smcuda_unlink_segment(mca_btl_smcuda_module_t *m)
+{
+    if (m->seg_named) {
+        (void) unlink(m->seg_path);
+        m->seg_named = false;
+    }
+}
+
+/* Creates our segment file in `dir` (0600 whatever the umask), nameless
+ * unless peers could not open it through /proc, with all of its `size`
+ * bytes reserved: a tmpfs (such as a container's small /dev/shm) accepts a
+ * sparse file of any size and raises SIGBUS only when a page is first
+ * touched, in the middle of a transfer; reserving now turns that into an
+ * error here. Returns the descriptor, or -1 with errno set and nothing
  * left behind. */
 static int create_backing_file(mca_btl_smcuda_module_t *m, const char *dir, uint64_t size)
 {
-    int fd, err;
+    int fd = -1, err;
 
-    snprintf(m->seg_path, sizeof(m->seg_path), "%s/ob1x_smcuda.%u.%u.%d", dir,
-             (unsigned) OPAL_PROC_MY_NAME.jobid, (unsigned) OPAL_PROC_MY_NAME.vpid, (int) getpid());
-    fd = open(m->seg_path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, S_IRUSR | S_IWUSR);
+    if (!mca_btl_smcuda_component.named_segment && proc_fd_shareable()) {
+        fd = create_nameless(m, dir);
+        if (fd < 0 && EOPNOTSUPP != errno && EISDIR != errno && EINVAL != errno) {
+            return -1;
+        }
+    }
     if (fd < 0) {
-        return -1;
+        fd = create_named(m, dir);
+        if (fd < 0) {
+            m->seg_named = false;
+            return -1;
+        }
     }
     (void) fchmod(fd, S_IRUSR | S_IWUSR);
     err = 0 == ftruncate(fd, (off_t) size) ? posix_fallocate(fd, 0, (off_t) size) : errno;
     if (0 != err) {
         close(fd);
-        unlink(m->seg_path);
+        mca_btl_smcuda_unlink_segment(m);
         errno = err;
         return -1;
     }
@@ -499,14 +566,14 @@ static int create_segment(mca_btl_smcuda_module_t *m)
         opal_output(0, "btl/smcuda: cannot map %s (%llu bytes): %s; component disabled",
                     m->seg_path, (unsigned long long) size, strerror(errno));
         close(fd);
-        unlink(m->seg_path);
+        mca_btl_smcuda_unlink_segment(m);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    /* kept for peers of other jobs, which open it through /proc */
+    /* kept: peers open it through /proc/<pid>/fd/<fd> */
     m->seg_fd = fd;
     m->seg_size = size;
     if (1 == m->n_local) {
-        unlink(m->seg_path); /* no peer of our job will open it by name */
+        mca_btl_smcuda_unlink_segment(m); /* no peer of our job will open it by name */
     }
 
     hdr = m->hdr = (smcuda_seg_hdr_t *) m->seg;
@@ -583,7 +650,10 @@ static int publish_segment(mca_btl_smcuda_module_t *m)
     mx.pid = (int32_t) getpid();
     mx.fd = m->seg_fd;
     mx.seg_size = m->seg_size;
-    snprintf(mx.path, sizeof(mx.path), "%s", m->seg_path);
+    /* no path: peers open /proc/<pid>/fd/<fd> */
+    if (m->seg_named) {
+        snprintf(mx.path, sizeof(mx.path), "%s", m->seg_path);
+    }
     OPAL_MODEX_SEND(rc, OPAL_PMIX_LOCAL, &mca_btl_smcuda_component.super.btl_version, &mx,
                     sizeof(mx));
     return rc;
@@ -651,7 +721,7 @@ undo_segment:
     munmap(m->seg, m->seg_size);
     close(m->seg_fd);
     m->seg = NULL;
-    unlink(m->seg_path);
+    mca_btl_smcuda_unlink_segment(m);
 undo_module:
     free(m->eps);
     free(m->polled);

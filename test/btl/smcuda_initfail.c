@@ -16,8 +16,13 @@
  * ob1x_smcuda.<jobid>.<vpid>.<pid>), as other jobs may run on the machine.
  * Files it finds are reported and removed.
  *
- * Arguments: case=param|prio|kill, rounds=N (kill; default 20),
- * pml=NAME (default ob1x), further child parameters as "mca:NAME=VALUE".
+ * case=refuse: parameters btl/smcuda must refuse (given as mca:...) make
+ * MPI_Init fail, with a message that contains expect_msg=TEXT, and leave
+ * nothing either.
+ *
+ * Arguments: case=param|prio|kill|refuse, rounds=N (kill; default 20),
+ * pml=NAME (default ob1x), expect_msg=TEXT (refuse: a word of the
+ * message), further child parameters as "mca:NAME=VALUE".
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -105,6 +110,7 @@ static int worker(int argc, char **argv)
 typedef struct {
     const char *kase;
     const char *pml;
+    const char *expect_msg;
     int rounds;
     char *extra[32]; /* "--mca NAME VALUE" triples from mca:NAME=VALUE */
     int n_extra;
@@ -231,10 +237,13 @@ static int run_job(const opts_t *o, const char *self, const char *dir, int kill_
 
     child = fork();
     if (0 == child) {
-        int null = open("/dev/null", O_RDWR);
+        char out[300];
+        int null = open("/dev/null", O_RDWR), fd;
+        snprintf(out, sizeof(out), "%s/out", dir);
+        fd = open(out, O_CREAT | O_WRONLY | O_TRUNC, 0600);
         if (!getenv("SMCUDA_INITFAIL_VERBOSE")) {
-            dup2(null, 1);
-            dup2(null, 2);
+            dup2(fd, 1);
+            dup2(fd, 2);
         }
         dup2(null, 0);
         setpgid(0, 0);
@@ -265,6 +274,25 @@ static int run_job(const opts_t *o, const char *self, const char *dir, int kill_
     }
 }
 
+/* Whether the job's output (stdout and stderr) contains `text`. */
+static int output_has(const char *dir, const char *text)
+{
+    char path[300], line[1024];
+    int found = 0;
+    FILE *f;
+    snprintf(path, sizeof(path), "%s/out", dir);
+    f = fopen(path, "r");
+    if (NULL == f)
+        return 0;
+    while (!found && fgets(line, sizeof(line), f)) {
+        if (getenv("SMCUDA_INITFAIL_VERBOSE") || strstr(line, "btl/smcuda"))
+            fputs(line, stdout);
+        found = NULL != strstr(line, text);
+    }
+    fclose(f);
+    return found;
+}
+
 static int one_round(const opts_t *o, const char *self, int round, int *in_init)
 {
     char dir[256];
@@ -273,7 +301,7 @@ static int one_round(const opts_t *o, const char *self, int round, int *in_init)
     /* spread over 0-0.3 s: one slice per round, a random point in it */
     long slice = 300000 / (o->rounds > 0 ? o->rounds : 1);
     long delay = kill ? round * slice + random() % slice : 0;
-    int rc, left = 0, pids = 0;
+    int rc, left = 0, pids = 0, msg_ok;
 
     snprintf(dir, sizeof(dir), "/tmp/ob1x_initfail.%d.%d", (int) getpid(), round);
     if (0 != mkdir(dir, 0700)) {
@@ -281,6 +309,7 @@ static int one_round(const opts_t *o, const char *self, int round, int *in_init)
         return 1;
     }
     rc = run_job(o, self, dir, kill_rank, delay);
+    msg_ok = NULL == o->expect_msg || output_has(dir, o->expect_msg);
     for (int r = 0; r < NP; ++r) {
         int pid = read_pid(dir, "pid", r);
         if (0 == pid)
@@ -295,6 +324,11 @@ static int one_round(const opts_t *o, const char *self, int round, int *in_init)
         snprintf(p, sizeof(p), "%s/pid.%d", dir, r);
         unlink(p);
         snprintf(p, sizeof(p), "%s/init.%d", dir, r);
+        unlink(p);
+    }
+    {
+        char p[300];
+        snprintf(p, sizeof(p), "%s/out", dir);
         unlink(p);
     }
     rmdir(dir);
@@ -313,6 +347,10 @@ static int one_round(const opts_t *o, const char *self, int round, int *in_init)
     }
     if (0 == rc) {
         printf("FAIL: round %d: the job exited 0\n", round);
+        return 1;
+    }
+    if (!msg_ok) {
+        printf("FAIL: round %d: the job's output does not say \"%s\"\n", round, o->expect_msg);
         return 1;
     }
     if (0 == pids) {
@@ -338,7 +376,9 @@ static int driver(int argc, char **argv)
             o.kase = argv[i] + 5;
         else if (0 == strncmp(argv[i], "pml=", 4))
             o.pml = argv[i] + 4;
-        else if (0 == strncmp(argv[i], "rounds=", 7))
+        else if (0 == strncmp(argv[i], "expect_msg=", 11)) {
+            o.expect_msg = argv[i] + 11;
+        } else if (0 == strncmp(argv[i], "rounds=", 7))
             o.rounds = atoi(argv[i] + 7);
         else if (0 == strncmp(argv[i], "mca:", 4) && strchr(argv[i], '=') && o.n_extra < 30) {
             char *kv = strdup(argv[i] + 4), *eq = strchr(kv, '=');

@@ -206,6 +206,7 @@ typedef struct mca_btl_smcuda_module_t {
     uint32_t ring_epoch; /* last value of hdr->ring_epoch acted upon */
 
     /* fragment pool carving (offsets in our segment) */
+    uint64_t eager_count, max_count; /* fragments the pool holds (btl_smcuda_max_pool_size) */
     uint64_t eager_next, eager_end;
     uint64_t max_next, max_end;
     opal_free_list_t eager_frags; /* payload capacity: eager_limit */
@@ -269,6 +270,7 @@ typedef struct mca_btl_smcuda_component_t {
     unsigned int fifo_size;     /* FIFO slots */
     int free_list_num, free_list_max, free_list_inc; /* eager fragments */
     int max_frags;                                   /* fragments of max_send_size */
+    size_t max_pool_size;                            /* bytes of the shared fragment pool at most */
     int single_copy_mechanism;
     size_t cma_min_size;         /* smaller RDMA-able messages use the copy path */
     size_t split_min_size;       /* gets this large are shared by both processes */
@@ -441,6 +443,9 @@ void mca_btl_smcuda_poll_ring_add(mca_btl_smcuda_module_t *m, mca_btl_base_endpo
 
 /* removes the name of our segment, if it has one (btl_smcuda_component.c) */
 void mca_btl_smcuda_unlink_segment(mca_btl_smcuda_module_t *m);
+
+/* a message of help-btl-smcuda.txt, written by this process (btl_smcuda_component.c) */
+void mca_btl_smcuda_show_help(const char *topic, ...);
 
 /* a protocol violation seen in shared memory: report once */
 void mca_btl_smcuda_report_corruption(const char *what, int peer);

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -221,6 +222,12 @@ static int smcuda_register(void)
     c->max_frags = 64;
     reg_int("max_frags", "Maximum number of max_send_size fragments (pipeline protocol)",
             &c->max_frags, OPAL_INFO_LVL_9);
+    c->max_pool_size = 64 * 1024 * 1024;
+    reg_size("max_pool_size",
+             "Largest shared fragment pool of a process, in bytes (reserved at MPI_Init): fewer "
+             "eager and max_send_size fragments than free_list_max and max_frags ask for when "
+             "those do not fit; refused with a message when not even one of each fits",
+             &c->max_pool_size);
 
     c->single_copy_mechanism = SMCUDA_COPY_CMA;
     rc = mca_base_var_enum_create("btl_smcuda_single_copy_mechanisms", mechs, &mech_enum);
@@ -383,6 +390,8 @@ static bool params_valid(const mca_btl_smcuda_component_t *c, const mca_btl_base
     } else if (c->free_list_max < 0) {
         bad = "btl_smcuda_free_list_max must be >= 0 (it sizes the shared fragment pool: "
               "there is no unlimited)";
+    } else if (ob1x_param_size_negative(c->max_pool_size)) {
+        bad = "btl_smcuda_max_pool_size must be >= 0";
     } else if (c->max_frags < 0) {
         bad = "btl_smcuda_max_frags must be >= 0 (it sizes the shared fragment pool: there "
               "is no unlimited)";
@@ -424,6 +433,78 @@ static void sanitize_params(mca_btl_smcuda_component_t *c, mca_btl_base_module_t
     if (c->max_frags < 4) {
         c->max_frags = 4;
     }
+}
+
+/* Shows a message of help-btl-smcuda.txt on this process's stderr. Open
+ * MPI 4.1.4's mpirun loses the help messages processes send it while the
+ * job fails (unpack errors in orte/util/show_help.c, seen whenever its
+ * output is not a terminal), so the text is rendered here and written
+ * directly. */
+void mca_btl_smcuda_show_help(const char *topic, ...)
+{
+    va_list ap;
+    char *msg;
+
+    va_start(ap, topic);
+    msg = opal_show_help_vstring("help-btl-smcuda.txt", topic, true, ap);
+    va_end(ap);
+    if (NULL != msg) {
+        opal_output(0, "%s", msg);
+        free(msg);
+    }
+}
+
+/* Bytes of one pool buffer (fragment header and payload). */
+static uint64_t frag_bytes(size_t payload)
+{
+    return SMCUDA_ALIGN(SMCUDA_FRAG_HDR_SIZE + (uint64_t) payload, 64);
+}
+
+/* How many fragments the shared pool holds: what free_list_max and
+ * max_frags ask for, fewer when that is more than max_pool_size (eager
+ * fragments first, then max_send_size ones), at least one of each kind in
+ * use. Fragments of max_send_size exist only above the eager limit: below
+ * it every size fits an eager fragment. Refuses, with a message, what not
+ * even that minimum fits. */
+static int size_pool(mca_btl_smcuda_module_t *m)
+{
+    mca_btl_smcuda_component_t *c = &mca_btl_smcuda_component;
+    uint64_t cap = c->max_pool_size;
+    uint64_t eager = frag_bytes(m->super.btl_eager_limit);
+    uint64_t max = m->super.btl_max_send_size > m->super.btl_eager_limit
+                       ? frag_bytes(m->super.btl_max_send_size)
+                       : 0;
+
+    if (eager + max > cap) {
+        /* the same parameters hold on every process: one of them says so */
+        if (0 == opal_process_info.my_local_rank) {
+            mca_btl_smcuda_show_help("pool-too-small", opal_process_info.nodename,
+                                     (unsigned long long) m->super.btl_eager_limit,
+                                     (unsigned long long) m->super.btl_max_send_size,
+                                     (unsigned long long) (eager + max), (unsigned long long) cap);
+        }
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    m->eager_count = (cap - max) / eager;
+    if (m->eager_count > (uint64_t) c->free_list_max) {
+        m->eager_count = (uint64_t) c->free_list_max;
+    }
+    m->max_count = 0;
+    if (0 != max) {
+        m->max_count = (cap - m->eager_count * eager) / max;
+        if (m->max_count > (uint64_t) c->max_frags) {
+            m->max_count = (uint64_t) c->max_frags;
+        }
+    }
+    if (m->eager_count < (uint64_t) c->free_list_max ||
+        (0 != max && m->max_count < (uint64_t) c->max_frags)) {
+        opal_output_verbose(1, c->output,
+                            "btl/smcuda: btl_smcuda_max_pool_size %llu holds %llu eager and %llu "
+                            "max_send_size fragments (asked: %d and %d)",
+                            (unsigned long long) cap, (unsigned long long) m->eager_count,
+                            (unsigned long long) m->max_count, c->free_list_max, c->max_frags);
+    }
+    return OPAL_SUCCESS;
 }
 
 /* Whether local peers can open our descriptor through /proc/<pid>/fd: the
@@ -538,10 +619,8 @@ static int create_segment(mca_btl_smcuda_module_t *m)
     mca_btl_base_module_t *b = &m->super;
     uint32_t nrings = c->fbox_count < (uint32_t) m->n_local ? c->fbox_count : (uint32_t) m->n_local;
     uint64_t page = (uint64_t) getpagesize();
-    uint64_t eager_bytes =
-        (uint64_t) c->free_list_max * SMCUDA_ALIGN(SMCUDA_FRAG_HDR_SIZE + b->btl_eager_limit, 64);
-    uint64_t max_bytes =
-        (uint64_t) c->max_frags * SMCUDA_ALIGN(SMCUDA_FRAG_HDR_SIZE + b->btl_max_send_size, 64);
+    uint64_t eager_bytes = m->eager_count * frag_bytes(b->btl_eager_limit);
+    uint64_t max_bytes = m->max_count * frag_bytes(b->btl_max_send_size);
     uint64_t jobs_off = page;
     uint64_t guests_off =
         SMCUDA_ALIGN(jobs_off + SMCUDA_COPY_JOBS * sizeof(smcuda_copy_job_t), SMCUDA_CACHE_LINE);
@@ -678,6 +757,9 @@ static mca_btl_base_module_t **smcuda_init(int *num_btls, bool progress_threads,
         return NULL;
     }
     sanitize_params(&mca_btl_smcuda_component, &m->super);
+    if (OPAL_SUCCESS != size_pool(m)) {
+        return NULL;
+    }
     m->my_lrank = opal_process_info.my_local_rank;
     m->n_local = opal_process_info.num_local_peers + 1;
     m->n_eps = m->n_local + (int) mca_btl_smcuda_component.max_guests;

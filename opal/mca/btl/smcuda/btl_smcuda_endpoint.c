@@ -14,7 +14,6 @@
 #include "opal/mca/pmix/pmix.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
-#include "opal/util/show_help.h"
 
 static void endpoint_construct(mca_btl_base_endpoint_t *ep)
 {
@@ -112,8 +111,8 @@ static int map_published(const smcuda_modex_t *mx, unsigned char **seg)
     rc = mca_btl_smcuda_endpoint_map(proc_path, mx->seg_size, mx->pid, seg);
     if (OPAL_ERR_PERM == rc && !said) {
         said = true;
-        opal_show_help("help-btl-smcuda.txt", "proc-fd-refused", true, opal_process_info.nodename,
-                       proc_path, (int) mx->lrank);
+        mca_btl_smcuda_show_help("proc-fd-refused", opal_process_info.nodename, proc_path,
+                                 (int) mx->lrank);
     }
     return rc;
 }

@@ -9,11 +9,14 @@
  * Arguments: expect=nameless (default: every segment was created without a
  * name, O_TMPFILE, shown as "/dev/shm/#<inode> (deleted)") or expect=named
  * (btl_smcuda_named_segment: "/dev/shm/ob1x_smcuda.* (deleted)", removed
- * once every local peer attached).
+ * once every local peer attached). nodump: the processes make themselves
+ * not dumpable before MPI_Init (peers could not open their /proc/<pid>/fd
+ * without privileges), so btl/smcuda must choose named segments itself.
  */
 #include "btl_util.h"
 
 #include <errno.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,6 +30,9 @@ int main(int argc, char **argv)
     char line[1024];
     int segments = 0, checked_mode = 0, token = 1;
 
+    for (int i = 1; i < argc; ++i)
+        if (0 == strcmp(argv[i], "nodump"))
+            BU_CHECK(0 == prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl failed");
     bu_init(&argc, &argv);
     /* everyone is past add_procs, and the segments carry traffic */
     MPI_Allreduce(MPI_IN_PLACE, &token, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

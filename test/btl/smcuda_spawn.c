@@ -76,6 +76,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../opal/mca/btl/smcuda/btl_smcuda_shm.h"
+
 #define PROG "btl/smcuda_spawn"
 
 static const size_t sizes[] = {0,     1,     64,    2000,       4096,    4097,
@@ -577,20 +579,31 @@ static void check_no_leak(const int *pids, int n)
 /* foreign: peers of other jobs met since the counters were opened (a
  * child meets its parents inside MPI_Init, before: it passes 0); alone:
  * no process of our own job, so all our smcuda traffic went to guests. */
-/* Our mappings of segments whose owner has exited. */
-static int dead_mappings(void)
+/* Our mappings of segments whose owner has exited; *all: segments mapped
+ * (our own among them). Segments have no name: they are the shared
+ * mappings of removed files that start with a segment header, which names
+ * the owner. */
+static int dead_mappings(int *all)
 {
     FILE *f = fopen("/proc/self/maps", "r");
     char line[1024];
     int n = 0;
+    *all = 0;
     if (NULL == f)
         return 0;
     while (NULL != fgets(line, sizeof(line), f)) {
-        const char *name = strstr(line, "ob1x_smcuda.");
-        unsigned job, vpid;
-        int pid;
-        if (NULL != name && 3 == sscanf(name, "ob1x_smcuda.%u.%u.%d", &job, &vpid, &pid) &&
-            0 != kill(pid, 0) && ESRCH == errno)
+        unsigned long lo, hi;
+        char perms[8];
+        const smcuda_seg_hdr_t *hdr;
+        if (NULL == strstr(line, "(deleted)") ||
+            3 != sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) || 'r' != perms[0] ||
+            's' != perms[3] || hi - lo < sizeof(*hdr))
+            continue;
+        hdr = (const smcuda_seg_hdr_t *) lo;
+        if (SMCUDA_SHM_MAGIC != hdr->magic)
+            continue;
+        ++*all;
+        if (0 != kill(hdr->owner_pid, 0) && ESRCH == errno)
             ++n;
     }
     fclose(f);
@@ -686,7 +699,8 @@ int main(int argc, char **argv)
     }
     check_expect(expect, rounds * children, 0);
     if (dead_maps >= 0) {
-        int n = dead_mappings();
+        int all, n = dead_mappings(&all);
+        BU_CHECK(all >= 1, "no segment found in /proc/self/maps, not even our own");
         BU_CHECK(n <= dead_maps, "%d segments of exited children still mapped (at most %d)", n,
                  dead_maps);
     }

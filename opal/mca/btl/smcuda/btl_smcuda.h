@@ -189,7 +189,8 @@ typedef struct mca_btl_smcuda_module_t {
     /* our segment */
     unsigned char *seg;
     size_t seg_size;
-    char seg_path[256];
+    char seg_path[256]; /* its name, or for a nameless segment its directory */
+    bool seg_named;     /* seg_path names it (still): btl_smcuda_named_segment */
     smcuda_seg_hdr_t *hdr;
     smcuda_fifo_t *fifo;
     uint32_t fifo_mask;
@@ -205,6 +206,7 @@ typedef struct mca_btl_smcuda_module_t {
     uint32_t ring_epoch; /* last value of hdr->ring_epoch acted upon */
 
     /* fragment pool carving (offsets in our segment) */
+    uint64_t eager_count, max_count; /* fragments the pool holds (btl_smcuda_max_pool_size) */
     uint64_t eager_next, eager_end;
     uint64_t max_next, max_end;
     opal_free_list_t eager_frags; /* payload capacity: eager_limit */
@@ -268,6 +270,7 @@ typedef struct mca_btl_smcuda_component_t {
     unsigned int fifo_size;     /* FIFO slots */
     int free_list_num, free_list_max, free_list_inc; /* eager fragments */
     int max_frags;                                   /* fragments of max_send_size */
+    size_t max_pool_size;                            /* bytes of the shared fragment pool at most */
     int single_copy_mechanism;
     size_t cma_min_size;         /* smaller RDMA-able messages use the copy path */
     size_t split_min_size;       /* gets this large are shared by both processes */
@@ -277,6 +280,7 @@ typedef struct mca_btl_smcuda_component_t {
     unsigned int max_guests;     /* peers of other jobs that may attach to us */
     unsigned int far_handoff_ns; /* a peer this far away gets single copy from the eager limit */
     char *backing_directory;
+    bool named_segment; /* segments get a file name (else nameless, shared through /proc) */
     int verbose;
 
     int output; /* opal_output stream */
@@ -436,6 +440,12 @@ bool mca_btl_smcuda_path_pull(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_
 int mca_btl_smcuda_progress(void);
 void mca_btl_smcuda_poll_rings_update(mca_btl_smcuda_module_t *m);
 void mca_btl_smcuda_poll_ring_add(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep);
+
+/* removes the name of our segment, if it has one (btl_smcuda_component.c) */
+void mca_btl_smcuda_unlink_segment(mca_btl_smcuda_module_t *m);
+
+/* a message of help-btl-smcuda.txt, written by this process (btl_smcuda_component.c) */
+void mca_btl_smcuda_show_help(const char *topic, ...);
 
 /* a protocol violation seen in shared memory: report once */
 void mca_btl_smcuda_report_corruption(const char *what, int peer);

@@ -10,8 +10,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,6 +22,7 @@
 #include "opal/mca/pmix/pmix.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
+#include "opal/util/show_help.h"
 
 #include "common_ob1x_param.h"
 
@@ -219,6 +222,12 @@ static int smcuda_register(void)
     c->max_frags = 64;
     reg_int("max_frags", "Maximum number of max_send_size fragments (pipeline protocol)",
             &c->max_frags, OPAL_INFO_LVL_9);
+    c->max_pool_size = 64 * 1024 * 1024;
+    reg_size("max_pool_size",
+             "Largest shared fragment pool of a process, in bytes (reserved at MPI_Init): fewer "
+             "eager and max_send_size fragments than free_list_max and max_frags ask for when "
+             "those do not fit; refused with a message when not even one of each fits",
+             &c->max_pool_size);
 
     c->single_copy_mechanism = SMCUDA_COPY_CMA;
     rc = mca_base_var_enum_create("btl_smcuda_single_copy_mechanisms", mechs, &mech_enum);
@@ -274,11 +283,20 @@ static int smcuda_register(void)
     c->backing_directory = "/dev/shm";
     mca_base_component_var_register(
         v, "backing_directory",
-        "Directory for the shared-memory backing files (local file system; falls back to "
-        "the job session directory when not writable). Files are 0600 and removed as soon "
-        "as every local peer has mapped them",
+        "Directory that holds the shared-memory segments (local file system; falls back to "
+        "the job session directory when not writable or full). Segments are nameless files "
+        "there (O_TMPFILE), or with btl_smcuda_named_segment 0600 files removed as soon as "
+        "every local peer has mapped them",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_3, MCA_BASE_VAR_SCOPE_READONLY,
         &c->backing_directory);
+    c->named_segment = false;
+    reg_bool("named_segment",
+             "Give the segment a file name in the backing directory that local peers of the job "
+             "open (removed once all of them have attached it, and by the run time when the job "
+             "ends) instead of sharing it nameless through /proc/<pid>/fd/<fd>: for systems where "
+             "the processes of a job may not open each other's /proc entries. Chosen by itself "
+             "when this process is not dumpable or the directory cannot hold nameless files",
+             &c->named_segment);
     c->max_guests = 256;
     reg_uint("max_guests",
              "Local processes of other jobs (MPI_Comm_spawn, MPI_Comm_connect/accept, "
@@ -308,6 +326,9 @@ static int smcuda_register(void)
 
 static int smcuda_open(void)
 {
+    /* where help-btl-smcuda.txt is: installed, or in the build tree */
+    (void) opal_show_help_add_dir(SMCUDA_HELP_DIR);
+    (void) opal_show_help_add_dir(SMCUDA_SRC_HELP_DIR);
     mca_btl_smcuda_component.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_btl_smcuda_component.output, mca_btl_smcuda_component.verbose);
     return OPAL_SUCCESS;
@@ -315,6 +336,10 @@ static int smcuda_open(void)
 
 static int smcuda_close(void)
 {
+    /* MPI_Init that failed after our init (the PML refused to start, say)
+     * may close the framework without finalizing the module: the segment,
+     * and a name it may still have, go now */
+    (void) mca_btl_smcuda_finalize(&mca_btl_smcuda.super);
     if (mca_btl_smcuda_component.output > 0) {
         opal_output_close(mca_btl_smcuda_component.output);
         mca_btl_smcuda_component.output = -1;
@@ -365,6 +390,8 @@ static bool params_valid(const mca_btl_smcuda_component_t *c, const mca_btl_base
     } else if (c->free_list_max < 0) {
         bad = "btl_smcuda_free_list_max must be >= 0 (it sizes the shared fragment pool: "
               "there is no unlimited)";
+    } else if (ob1x_param_size_negative(c->max_pool_size)) {
+        bad = "btl_smcuda_max_pool_size must be >= 0";
     } else if (c->max_frags < 0) {
         bad = "btl_smcuda_max_frags must be >= 0 (it sizes the shared fragment pool: there "
               "is no unlimited)";
@@ -408,27 +435,148 @@ static void sanitize_params(mca_btl_smcuda_component_t *c, mca_btl_base_module_t
     }
 }
 
-/* Creates our backing file in `dir` (0600 whatever the umask) with all of
- * its `size` bytes reserved: a tmpfs (such as a container's small /dev/shm)
- * accepts a sparse file of any size and raises SIGBUS only when a page is
- * first touched, in the middle of a transfer; reserving now turns that into
- * an error here. Returns the descriptor, or -1 with errno set and nothing
+/* Shows a message of help-btl-smcuda.txt on this process's stderr. Open
+ * MPI 4.1.4's mpirun loses the help messages processes send it while the
+ * job fails (unpack errors in orte/util/show_help.c, seen whenever its
+ * output is not a terminal), so the text is rendered here and written
+ * directly. */
+void mca_btl_smcuda_show_help(const char *topic, ...)
+{
+    va_list ap;
+    char *msg;
+
+    va_start(ap, topic);
+    msg = opal_show_help_vstring("help-btl-smcuda.txt", topic, true, ap);
+    va_end(ap);
+    if (NULL != msg) {
+        opal_output(0, "%s", msg);
+        free(msg);
+    }
+}
+
+/* Bytes of one pool buffer (fragment header and payload). */
+static uint64_t frag_bytes(size_t payload)
+{
+    return SMCUDA_ALIGN(SMCUDA_FRAG_HDR_SIZE + (uint64_t) payload, 64);
+}
+
+/* How many fragments the shared pool holds: what free_list_max and
+ * max_frags ask for, fewer when that is more than max_pool_size (eager
+ * fragments first, then max_send_size ones), at least one of each kind in
+ * use. Fragments of max_send_size exist only above the eager limit: below
+ * it every size fits an eager fragment. Refuses, with a message, what not
+ * even that minimum fits. */
+static int size_pool(mca_btl_smcuda_module_t *m)
+{
+    mca_btl_smcuda_component_t *c = &mca_btl_smcuda_component;
+    uint64_t cap = c->max_pool_size;
+    uint64_t eager = frag_bytes(m->super.btl_eager_limit);
+    uint64_t max = m->super.btl_max_send_size > m->super.btl_eager_limit
+                       ? frag_bytes(m->super.btl_max_send_size)
+                       : 0;
+
+    if (eager + max > cap) {
+        /* the same parameters hold on every process: one of them says so */
+        if (0 == opal_process_info.my_local_rank) {
+            mca_btl_smcuda_show_help("pool-too-small", opal_process_info.nodename,
+                                     (unsigned long long) m->super.btl_eager_limit,
+                                     (unsigned long long) m->super.btl_max_send_size,
+                                     (unsigned long long) (eager + max), (unsigned long long) cap);
+        }
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    m->eager_count = (cap - max) / eager;
+    if (m->eager_count > (uint64_t) c->free_list_max) {
+        m->eager_count = (uint64_t) c->free_list_max;
+    }
+    m->max_count = 0;
+    if (0 != max) {
+        m->max_count = (cap - m->eager_count * eager) / max;
+        if (m->max_count > (uint64_t) c->max_frags) {
+            m->max_count = (uint64_t) c->max_frags;
+        }
+    }
+    if (m->eager_count < (uint64_t) c->free_list_max ||
+        (0 != max && m->max_count < (uint64_t) c->max_frags)) {
+        opal_output_verbose(1, c->output,
+                            "btl/smcuda: btl_smcuda_max_pool_size %llu holds %llu eager and %llu "
+                            "max_send_size fragments (asked: %d and %d)",
+                            (unsigned long long) cap, (unsigned long long) m->eager_count,
+                            (unsigned long long) m->max_count, c->free_list_max, c->max_frags);
+    }
+    return OPAL_SUCCESS;
+}
+
+/* Whether local peers can open our descriptor through /proc/<pid>/fd: the
+ * kernel lets a process of the same user do so only while we are dumpable
+ * (ptrace "read" access). */
+static bool proc_fd_shareable(void)
+{
+    return 1 == prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) && 0 == access("/proc/self/fd", X_OK);
+}
+
+/* A nameless file in `dir` (O_TMPFILE): nothing to remove, whatever
+ * happens to the process, even SIGKILL. -1 with errno set; EOPNOTSUPP (or
+ * EISDIR/EINVAL from older kernels) when the file system cannot. */
+static int create_nameless(mca_btl_smcuda_module_t *m, const char *dir)
+{
+    snprintf(m->seg_path, sizeof(m->seg_path), "%s", dir);
+    m->seg_named = false;
+    return open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, S_IRUSR | S_IWUSR);
+}
+
+/* A file named after our job, rank and pid, which the run time is asked to
+ * remove when the job ends: a process killed before every peer attached
+ * (and so before the last one removed the name) cannot do it itself. */
+static int create_named(mca_btl_smcuda_module_t *m, const char *dir)
+{
+    snprintf(m->seg_path, sizeof(m->seg_path), "%s/ob1x_smcuda.%u.%u.%d", dir,
+             (unsigned) OPAL_PROC_MY_NAME.jobid, (unsigned) OPAL_PROC_MY_NAME.vpid, (int) getpid());
+    m->seg_named = true;
+    if (NULL != opal_pmix.register_cleanup) {
+        (void) opal_pmix.register_cleanup(m->seg_path, false, false, false);
+    }
+    return open(m->seg_path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, S_IRUSR | S_IWUSR);
+}
+
+/* Removes the segment's name, if it has one (still). */
+void mca_btl_smcuda_unlink_segment(mca_btl_smcuda_module_t *m)
+{
+    if (m->seg_named) {
+        (void) unlink(m->seg_path);
+        m->seg_named = false;
+    }
+}
+
+/* Creates our segment file in `dir` (0600 whatever the umask), nameless
+ * unless peers could not open it through /proc, with all of its `size`
+ * bytes reserved: a tmpfs (such as a container's small /dev/shm) accepts a
+ * sparse file of any size and raises SIGBUS only when a page is first
+ * touched, in the middle of a transfer; reserving now turns that into an
+ * error here. Returns the descriptor, or -1 with errno set and nothing
  * left behind. */
 static int create_backing_file(mca_btl_smcuda_module_t *m, const char *dir, uint64_t size)
 {
-    int fd, err;
+    int fd = -1, err;
 
-    snprintf(m->seg_path, sizeof(m->seg_path), "%s/ob1x_smcuda.%u.%u.%d", dir,
-             (unsigned) OPAL_PROC_MY_NAME.jobid, (unsigned) OPAL_PROC_MY_NAME.vpid, (int) getpid());
-    fd = open(m->seg_path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, S_IRUSR | S_IWUSR);
+    if (!mca_btl_smcuda_component.named_segment && proc_fd_shareable()) {
+        fd = create_nameless(m, dir);
+        if (fd < 0 && EOPNOTSUPP != errno && EISDIR != errno && EINVAL != errno) {
+            return -1;
+        }
+    }
     if (fd < 0) {
-        return -1;
+        fd = create_named(m, dir);
+        if (fd < 0) {
+            m->seg_named = false;
+            return -1;
+        }
     }
     (void) fchmod(fd, S_IRUSR | S_IWUSR);
     err = 0 == ftruncate(fd, (off_t) size) ? posix_fallocate(fd, 0, (off_t) size) : errno;
     if (0 != err) {
         close(fd);
-        unlink(m->seg_path);
+        mca_btl_smcuda_unlink_segment(m);
         errno = err;
         return -1;
     }
@@ -471,10 +619,8 @@ static int create_segment(mca_btl_smcuda_module_t *m)
     mca_btl_base_module_t *b = &m->super;
     uint32_t nrings = c->fbox_count < (uint32_t) m->n_local ? c->fbox_count : (uint32_t) m->n_local;
     uint64_t page = (uint64_t) getpagesize();
-    uint64_t eager_bytes =
-        (uint64_t) c->free_list_max * SMCUDA_ALIGN(SMCUDA_FRAG_HDR_SIZE + b->btl_eager_limit, 64);
-    uint64_t max_bytes =
-        (uint64_t) c->max_frags * SMCUDA_ALIGN(SMCUDA_FRAG_HDR_SIZE + b->btl_max_send_size, 64);
+    uint64_t eager_bytes = m->eager_count * frag_bytes(b->btl_eager_limit);
+    uint64_t max_bytes = m->max_count * frag_bytes(b->btl_max_send_size);
     uint64_t jobs_off = page;
     uint64_t guests_off =
         SMCUDA_ALIGN(jobs_off + SMCUDA_COPY_JOBS * sizeof(smcuda_copy_job_t), SMCUDA_CACHE_LINE);
@@ -499,14 +645,14 @@ static int create_segment(mca_btl_smcuda_module_t *m)
         opal_output(0, "btl/smcuda: cannot map %s (%llu bytes): %s; component disabled",
                     m->seg_path, (unsigned long long) size, strerror(errno));
         close(fd);
-        unlink(m->seg_path);
+        mca_btl_smcuda_unlink_segment(m);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    /* kept for peers of other jobs, which open it through /proc */
+    /* kept: peers open it through /proc/<pid>/fd/<fd> */
     m->seg_fd = fd;
     m->seg_size = size;
     if (1 == m->n_local) {
-        unlink(m->seg_path); /* no peer of our job will open it by name */
+        mca_btl_smcuda_unlink_segment(m); /* no peer of our job will open it by name */
     }
 
     hdr = m->hdr = (smcuda_seg_hdr_t *) m->seg;
@@ -583,7 +729,10 @@ static int publish_segment(mca_btl_smcuda_module_t *m)
     mx.pid = (int32_t) getpid();
     mx.fd = m->seg_fd;
     mx.seg_size = m->seg_size;
-    snprintf(mx.path, sizeof(mx.path), "%s", m->seg_path);
+    /* no path: peers open /proc/<pid>/fd/<fd> */
+    if (m->seg_named) {
+        snprintf(mx.path, sizeof(mx.path), "%s", m->seg_path);
+    }
     OPAL_MODEX_SEND(rc, OPAL_PMIX_LOCAL, &mca_btl_smcuda_component.super.btl_version, &mx,
                     sizeof(mx));
     return rc;
@@ -608,6 +757,9 @@ static mca_btl_base_module_t **smcuda_init(int *num_btls, bool progress_threads,
         return NULL;
     }
     sanitize_params(&mca_btl_smcuda_component, &m->super);
+    if (OPAL_SUCCESS != size_pool(m)) {
+        return NULL;
+    }
     m->my_lrank = opal_process_info.my_local_rank;
     m->n_local = opal_process_info.num_local_peers + 1;
     m->n_eps = m->n_local + (int) mca_btl_smcuda_component.max_guests;
@@ -651,7 +803,7 @@ undo_segment:
     munmap(m->seg, m->seg_size);
     close(m->seg_fd);
     m->seg = NULL;
-    unlink(m->seg_path);
+    mca_btl_smcuda_unlink_segment(m);
 undo_module:
     free(m->eps);
     free(m->polled);

@@ -60,9 +60,11 @@ int mca_btl_smcuda_endpoint_map(const char *path, size_t seg_size, pid_t pid,
 
     fd = open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0) {
+        int err = errno;
         opal_output_verbose(1, mca_btl_smcuda_component.output,
-                            "btl/smcuda: cannot open peer segment %s: %s", path, strerror(errno));
-        return OPAL_ERR_UNREACH;
+                            "btl/smcuda: cannot open peer segment %s: %s", path, strerror(err));
+        /* refused, as opposed to gone (a peer that died) */
+        return EACCES == err || EPERM == err ? OPAL_ERR_PERM : OPAL_ERR_UNREACH;
     }
     seg = mmap(NULL, seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
@@ -75,21 +77,44 @@ int mca_btl_smcuda_endpoint_map(const char *path, size_t seg_size, pid_t pid,
     if (SMCUDA_SHM_MAGIC != __atomic_load_n(&hdr->magic, __ATOMIC_ACQUIRE) ||
         SMCUDA_SHM_VERSION != hdr->version || hdr->seg_size != seg_size || hdr->owner_pid != pid) {
         munmap(seg, seg_size);
-        return OPAL_ERR_UNREACH;
+        return OPAL_ERR_BAD_PARAM; /* not the segment published */
     }
     *seg_out = seg;
     return OPAL_SUCCESS;
 }
 
-/* Counts us as attached; the last process to attach removes the file. */
+/* Counts us as attached; the last process to attach removes the file's
+ * name, if it has one. */
 static void note_attached(smcuda_seg_hdr_t *hdr, const char *path)
 {
     /* acq_rel: every earlier attacher's open() happened before the one that
      * sees the final count unlinks the name */
     uint32_t n = __atomic_add_fetch(&hdr->attached, 1, __ATOMIC_ACQ_REL);
-    if (n == hdr->n_local) {
+    if (n == hdr->n_local && '\0' != path[0]) {
         (void) unlink(path);
     }
+}
+
+/* Maps the segment a peer of our job published: by its name, or, nameless,
+ * through the owner's descriptor. A refused /proc open is said once, with
+ * the way out (named segments). */
+static int map_published(const smcuda_modex_t *mx, unsigned char **seg)
+{
+    static bool said = false;
+    char proc_path[64];
+    int rc;
+
+    if ('\0' != mx->path[0]) {
+        return mca_btl_smcuda_endpoint_map(mx->path, mx->seg_size, mx->pid, seg);
+    }
+    snprintf(proc_path, sizeof(proc_path), "/proc/%d/fd/%d", (int) mx->pid, (int) mx->fd);
+    rc = mca_btl_smcuda_endpoint_map(proc_path, mx->seg_size, mx->pid, seg);
+    if (OPAL_ERR_PERM == rc && !said) {
+        said = true;
+        mca_btl_smcuda_show_help("proc-fd-refused", opal_process_info.nodename, proc_path,
+                                 (int) mx->lrank);
+    }
+    return rc;
 }
 
 /* Binds the two rings of the pair: ours in the peer's segment (if the peer
@@ -191,7 +216,7 @@ int mca_btl_smcuda_endpoint_attach(mca_btl_smcuda_module_t *m, struct opal_proc_
         return OPAL_SUCCESS;
     }
     mx->path[sizeof(mx->path) - 1] = '\0';
-    rc = mca_btl_smcuda_endpoint_map(mx->path, mx->seg_size, mx->pid, &seg);
+    rc = map_published(mx, &seg);
     if (OPAL_SUCCESS != rc) {
         free(mx);
         return rc;

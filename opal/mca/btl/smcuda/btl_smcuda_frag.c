@@ -68,7 +68,7 @@ static int frag_priv_init(opal_free_list_item_t *item, void *arg)
 int mca_btl_smcuda_frag_lists_init(mca_btl_smcuda_module_t *m)
 {
     mca_btl_smcuda_component_t *c = &mca_btl_smcuda_component;
-    int rc;
+    int rc, eager_num;
 
     eager_ctx = (carve_ctx_t){m, &m->eager_next, m->eager_end, (uint32_t) m->super.btl_eager_limit,
                               &m->eager_frags};
@@ -84,16 +84,20 @@ int mca_btl_smcuda_frag_lists_init(mca_btl_smcuda_module_t *m)
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-    rc = opal_free_list_init(&m->eager_frags, sizeof(mca_btl_smcuda_frag_t), opal_cache_line_size,
-                             OBJ_CLASS(mca_btl_smcuda_frag_t), 0, 0, c->free_list_num,
-                             c->free_list_max, c->free_list_inc, NULL, 0, NULL, frag_carve,
-                             &eager_ctx);
-    if (OPAL_SUCCESS != rc) {
+    /* as many as the pool holds (btl_smcuda_max_pool_size may have made
+     * that fewer than free_list_max and max_frags) */
+    eager_num =
+        (uint64_t) c->free_list_num < m->eager_count ? c->free_list_num : (int) m->eager_count;
+    rc =
+        opal_free_list_init(&m->eager_frags, sizeof(mca_btl_smcuda_frag_t), opal_cache_line_size,
+                            OBJ_CLASS(mca_btl_smcuda_frag_t), 0, 0, eager_num, (int) m->eager_count,
+                            c->free_list_inc, NULL, 0, NULL, frag_carve, &eager_ctx);
+    if (OPAL_SUCCESS != rc || 0 == m->max_count) {
         return rc;
     }
     return opal_free_list_init(&m->max_frags, sizeof(mca_btl_smcuda_frag_t), opal_cache_line_size,
-                               OBJ_CLASS(mca_btl_smcuda_frag_t), 0, 0, 0, c->max_frags,
-                               c->max_frags < 8 ? c->max_frags : 8, NULL, 0, NULL, frag_carve,
+                               OBJ_CLASS(mca_btl_smcuda_frag_t), 0, 0, 0, (int) m->max_count,
+                               m->max_count < 8 ? (int) m->max_count : 8, NULL, 0, NULL, frag_carve,
                                &max_ctx);
 }
 

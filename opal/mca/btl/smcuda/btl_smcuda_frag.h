@@ -5,7 +5,9 @@
  *
  * A fragment is a private descriptor bound for life to one buffer of the
  * owner's shared pool (smcuda_frag_hdr_t + payload).  Two free lists: one
- * with eager_limit payloads, one with max_send_size payloads.  Buffers are
+ * with eager_limit payloads, one with max_send_size payloads (only when
+ * that is above the eager limit); how many of each the pool holds is set
+ * at init within btl_smcuda_max_pool_size.  Buffers are
  * carved from the pool when a list grows; when the pool region is used up
  * the list stops growing.  Small allocations then fall back to fragments
  * in private memory that can only travel through a ring (copied in at send

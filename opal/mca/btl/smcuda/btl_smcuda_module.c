@@ -288,8 +288,8 @@ int mca_btl_smcuda_finalize(struct mca_btl_base_module_t *btl)
     OBJ_DESTRUCT(&m->done);
     OPAL_LIST_DESTRUCT(&m->amo_backlog);
     mca_btl_smcuda_frag_lists_fini(m);
-    /* normally already gone: the last peer to attach removed it */
-    (void) unlink(m->seg_path);
+    /* a name is normally already gone: the last peer to attach removed it */
+    mca_btl_smcuda_unlink_segment(m);
     munmap(m->seg, m->seg_size);
     close(m->seg_fd);
     m->seg = NULL;

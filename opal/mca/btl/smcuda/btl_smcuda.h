@@ -351,6 +351,7 @@ static inline void smcuda_rdma_done(mca_btl_smcuda_module_t *m, const smcuda_rdm
 
 /* shared single-copy jobs (btl_smcuda_rdma.c) */
 int mca_btl_smcuda_jobs_progress(mca_btl_smcuda_module_t *m);
+void mca_btl_smcuda_jobs_flush(mca_btl_smcuda_module_t *m);
 void mca_btl_smcuda_copy_req(mca_btl_smcuda_module_t *m, const void *msg, size_t len);
 
 /* atomics (btl_smcuda_atomic.c); operations in flight per process */

@@ -201,10 +201,12 @@ static int smcuda_register_error(struct mca_btl_base_module_t *btl,
     return OPAL_SUCCESS;
 }
 
-/* put/get complete before they return; atomics once the target replied */
+/* puts complete before they return; gets once every chunk of a shared get
+ * has landed; atomics once the target replied */
 static int smcuda_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep)
 {
     (void) ep;
+    mca_btl_smcuda_jobs_flush((mca_btl_smcuda_module_t *) btl);
     mca_btl_smcuda_atomic_flush((mca_btl_smcuda_module_t *) btl);
     return OPAL_SUCCESS;
 }

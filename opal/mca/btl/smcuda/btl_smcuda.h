@@ -272,6 +272,7 @@ typedef struct mca_btl_smcuda_component_t {
     size_t cma_min_size;         /* smaller RDMA-able messages use the copy path */
     size_t split_min_size;       /* gets this large are shared by both processes */
     bool path_adapt;             /* one-way streams take the path measured faster */
+    bool fetching_atomics;       /* btl_atomic_fop is carried out (btl_smcuda_atomic.c) */
     int pull_fragments;          /* 0 never, 1 when measured cheaper (auto), 2 always */
     size_t busy_limit;           /* below: copy path while another single-copy send is live */
     unsigned int max_guests;     /* peers of other jobs that may attach to us */
@@ -356,6 +357,17 @@ void mca_btl_smcuda_copy_req(mca_btl_smcuda_module_t *m, const void *msg, size_t
 
 /* atomics (btl_smcuda_atomic.c); operations in flight per process */
 #define SMCUDA_AMO_SLOTS 256
+/* osc/rdma before Open MPI 4.1.5 unpacks the results of a get-accumulate on
+ * a derived datatype from past the values a BTL's fetching atomics return
+ * (upstream commit 58ac969, "fix data integrity ... in rdma
+ * get_accumulate"); declining them makes it use get, operation and put,
+ * which is right. We are built against the Open MPI we run in. */
+#if OPAL_MAJOR_VERSION < 4 || (OPAL_MAJOR_VERSION == 4 && OPAL_MINOR_VERSION < 1) ||              \
+    (OPAL_MAJOR_VERSION == 4 && OPAL_MINOR_VERSION == 1 && OPAL_RELEASE_VERSION < 5)
+#define SMCUDA_FETCHING_ATOMICS_DEFAULT false
+#else
+#define SMCUDA_FETCHING_ATOMICS_DEFAULT true
+#endif
 int mca_btl_smcuda_atomic_op(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
                              uint64_t remote_address,
                              struct mca_btl_base_registration_handle_t *remote_handle,

@@ -212,6 +212,11 @@ int mca_btl_smcuda_atomic_fop(struct mca_btl_base_module_t *btl, struct mca_btl_
     smcuda_rdma_done_t done = {ep, local_address, local_handle, cbfunc, cbcontext, cbdata};
 
     (void) order;
+    if (!mca_btl_smcuda_component.fetching_atomics) {
+        /* osc/rdma then gets, operates and puts under its lock (see
+         * SMCUDA_FETCHING_ATOMICS_DEFAULT) */
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
     return amo_start(btl, &done, remote_handle, remote_address, (uint16_t) op, flags, operand, 0,
                      true);
 }

@@ -8,6 +8,7 @@
  *   btl_smcuda_component.c  MCA parameters, performance variables, init, progress
  *   btl_smcuda_module.c     add/del procs, finalize, alloc/free/prepare_src, registration
  *   btl_smcuda_endpoint.c   attaching to a peer's segment
+ *   btl_smcuda_self.c       the endpoint of our own process (sends delivered in place)
  *   btl_smcuda_frag.h/.c    fragment descriptors and their free lists
  *   btl_smcuda_fifo.h       receive FIFO operations (inline)
  *   btl_smcuda_fbox.h       fast-box ring operations (inline)
@@ -161,6 +162,7 @@ struct mca_btl_base_endpoint_t {
     opal_list_t pending;  /* our fragments waiting for room in the peer's FIFO */
     bool on_pending_list;
     bool copy_ok;      /* single-copy works with this peer */
+    bool self;         /* our own process (btl_smcuda_self.c) */
     opal_mutex_t lock; /* send side, only taken when threads are in use */
     void *accel;       /* accelerator (GPU IPC) state; NULL for host-only peers */
 };
@@ -249,8 +251,9 @@ typedef struct mca_btl_smcuda_module_t {
     smcuda_guest_t *guests;              /* our guest table (in our segment) */
     mca_btl_base_endpoint_t **guest_eps; /* attached guests, in attach order */
     int n_guest_eps;
-    opal_list_t departed;    /* guests whose process exited, unmapped (until finalize) */
-    opal_mutex_t guest_lock; /* add_procs against the receive path */
+    mca_btl_base_endpoint_t *self_ep; /* our own process (btl_smcuda_self.c); NULL until added */
+    opal_list_t departed;             /* guests whose process exited, unmapped (until finalize) */
+    opal_mutex_t guest_lock;          /* add_procs against the receive path */
 
     /* receive descriptor handed to the upper layer (valid during its callback) */
     mca_btl_base_descriptor_t rdesc;
@@ -362,7 +365,7 @@ void mca_btl_smcuda_copy_req(mca_btl_smcuda_module_t *m, const void *msg, size_t
  * (upstream commit 58ac969, "fix data integrity ... in rdma
  * get_accumulate"); declining them makes it use get, operation and put,
  * which is right. We are built against the Open MPI we run in. */
-#if OPAL_MAJOR_VERSION < 4 || (OPAL_MAJOR_VERSION == 4 && OPAL_MINOR_VERSION < 1) ||              \
+#if OPAL_MAJOR_VERSION < 4 || (OPAL_MAJOR_VERSION == 4 && OPAL_MINOR_VERSION < 1) ||               \
     (OPAL_MAJOR_VERSION == 4 && OPAL_MINOR_VERSION == 1 && OPAL_RELEASE_VERSION < 5)
 #define SMCUDA_FETCHING_ATOMICS_DEFAULT false
 #else
@@ -403,6 +406,16 @@ mca_btl_base_endpoint_t *mca_btl_smcuda_endpoint_new(mca_btl_smcuda_module_t *m,
 int mca_btl_smcuda_endpoint_attach(mca_btl_smcuda_module_t *m, struct opal_proc_t *proc,
                                    mca_btl_base_endpoint_t **ep_out);
 void mca_btl_smcuda_endpoint_detach(mca_btl_base_endpoint_t *ep);
+
+/* our own process (btl_smcuda_self.c) */
+struct mca_btl_smcuda_frag_t;
+mca_btl_base_endpoint_t *mca_btl_smcuda_self_endpoint(mca_btl_smcuda_module_t *m,
+                                                      struct opal_proc_t *proc);
+int mca_btl_smcuda_self_send(mca_btl_smcuda_module_t *m, struct mca_btl_smcuda_frag_t *frag,
+                             mca_btl_base_tag_t tag);
+int mca_btl_smcuda_self_sendi(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
+                              struct opal_convertor_t *convertor, const void *header,
+                              size_t header_size, size_t payload_size, mca_btl_base_tag_t tag);
 
 /* peers of other jobs (btl_smcuda_guest.c) */
 int mca_btl_smcuda_guest_attach(mca_btl_smcuda_module_t *m, struct opal_proc_t *proc,

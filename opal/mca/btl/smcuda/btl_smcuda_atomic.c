@@ -98,8 +98,8 @@ static void amo_store_result(void *local_address, uint16_t flags, uint64_t value
 
 /*
  * osc/rdma hands us memory of our own address space in two cases:
- *  - the target is ourselves: there is no endpoint (smcuda offers none to
- *    its own process), the address is ours;
+ *  - the target is ourselves: our own endpoint (btl_smcuda_self.c), or
+ *    none when another BTL reaches us; the address is ours;
  *  - the target's memory is mapped here: an MPI_Win_allocate window lives
  *    in osc/rdma's shared segment, which every process of the node maps;
  *    osc/rdma then passes the peer's endpoint but the address of the
@@ -115,7 +115,7 @@ static void amo_store_result(void *local_address, uint16_t flags, uint64_t value
 static bool amo_is_local(const mca_btl_base_endpoint_t *ep,
                          const mca_btl_base_registration_handle_t *remote_handle)
 {
-    return NULL == ep || NULL == remote_handle;
+    return NULL == ep || ep->self || NULL == remote_handle;
 }
 
 static int amo_local(mca_btl_base_module_t *btl, const smcuda_rdma_done_t *done, uint64_t addr,

@@ -38,7 +38,7 @@ int mca_btl_smcuda_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     (void) remote_handle;
     (void) flags;
     (void) order;
-    if (SMCUDA_UNLIKELY(NULL == ep)) { /* ourselves (see amo_is_local) */
+    if (SMCUDA_UNLIKELY(NULL == ep || ep->self)) { /* ourselves (see amo_is_local) */
         memcpy((void *) (uintptr_t) remote_address, local_address, size);
         cbfunc(btl, ep, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
         return OPAL_SUCCESS;
@@ -243,7 +243,7 @@ int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     (void) remote_handle;
     (void) flags;
     (void) order;
-    if (SMCUDA_UNLIKELY(NULL == ep)) { /* ourselves (see amo_is_local) */
+    if (SMCUDA_UNLIKELY(NULL == ep || ep->self)) { /* ourselves (see amo_is_local) */
         memcpy(local_address, (const void *) (uintptr_t) remote_address, size);
         cbfunc(btl, ep, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
         return OPAL_SUCCESS;

@@ -8,6 +8,7 @@
  *   btl_smcuda_component.c  MCA parameters, performance variables, init, progress
  *   btl_smcuda_module.c     add/del procs, finalize, alloc/free/prepare_src, registration
  *   btl_smcuda_endpoint.c   attaching to a peer's segment
+ *   btl_smcuda_self.c       the endpoint of our own process (sends delivered in place)
  *   btl_smcuda_frag.h/.c    fragment descriptors and their free lists
  *   btl_smcuda_fifo.h       receive FIFO operations (inline)
  *   btl_smcuda_fbox.h       fast-box ring operations (inline)
@@ -161,6 +162,7 @@ struct mca_btl_base_endpoint_t {
     opal_list_t pending;  /* our fragments waiting for room in the peer's FIFO */
     bool on_pending_list;
     bool copy_ok;      /* single-copy works with this peer */
+    bool self;         /* our own process (btl_smcuda_self.c) */
     opal_mutex_t lock; /* send side, only taken when threads are in use */
     void *accel;       /* accelerator (GPU IPC) state; NULL for host-only peers */
 };
@@ -251,8 +253,9 @@ typedef struct mca_btl_smcuda_module_t {
     smcuda_guest_t *guests;              /* our guest table (in our segment) */
     mca_btl_base_endpoint_t **guest_eps; /* attached guests, in attach order */
     int n_guest_eps;
-    opal_list_t departed;    /* guests whose process exited, unmapped (until finalize) */
-    opal_mutex_t guest_lock; /* add_procs against the receive path */
+    mca_btl_base_endpoint_t *self_ep; /* our own process (btl_smcuda_self.c); NULL until added */
+    opal_list_t departed;             /* guests whose process exited, unmapped (until finalize) */
+    opal_mutex_t guest_lock;          /* add_procs against the receive path */
 
     /* receive descriptor handed to the upper layer (valid during its callback) */
     mca_btl_base_descriptor_t rdesc;
@@ -275,6 +278,7 @@ typedef struct mca_btl_smcuda_component_t {
     size_t cma_min_size;         /* smaller RDMA-able messages use the copy path */
     size_t split_min_size;       /* gets this large are shared by both processes */
     bool path_adapt;             /* one-way streams take the path measured faster */
+    bool fetching_atomics;       /* btl_atomic_fop is carried out (btl_smcuda_atomic.c) */
     int pull_fragments;          /* 0 never, 1 when measured cheaper (auto), 2 always */
     size_t busy_limit;           /* below: copy path while another single-copy send is live */
     unsigned int max_guests;     /* peers of other jobs that may attach to us */
@@ -355,10 +359,22 @@ static inline void smcuda_rdma_done(mca_btl_smcuda_module_t *m, const smcuda_rdm
 
 /* shared single-copy jobs (btl_smcuda_rdma.c) */
 int mca_btl_smcuda_jobs_progress(mca_btl_smcuda_module_t *m);
+void mca_btl_smcuda_jobs_flush(mca_btl_smcuda_module_t *m);
 void mca_btl_smcuda_copy_req(mca_btl_smcuda_module_t *m, const void *msg, size_t len);
 
 /* atomics (btl_smcuda_atomic.c); operations in flight per process */
 #define SMCUDA_AMO_SLOTS 256
+/* osc/rdma before Open MPI 4.1.5 unpacks the results of a get-accumulate on
+ * a derived datatype from past the values a BTL's fetching atomics return
+ * (upstream commit 58ac969, "fix data integrity ... in rdma
+ * get_accumulate"); declining them makes it use get, operation and put,
+ * which is right. We are built against the Open MPI we run in. */
+#if OPAL_MAJOR_VERSION < 4 || (OPAL_MAJOR_VERSION == 4 && OPAL_MINOR_VERSION < 1) ||               \
+    (OPAL_MAJOR_VERSION == 4 && OPAL_MINOR_VERSION == 1 && OPAL_RELEASE_VERSION < 5)
+#define SMCUDA_FETCHING_ATOMICS_DEFAULT false
+#else
+#define SMCUDA_FETCHING_ATOMICS_DEFAULT true
+#endif
 int mca_btl_smcuda_atomic_op(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
                              uint64_t remote_address,
                              struct mca_btl_base_registration_handle_t *remote_handle,
@@ -394,6 +410,16 @@ mca_btl_base_endpoint_t *mca_btl_smcuda_endpoint_new(mca_btl_smcuda_module_t *m,
 int mca_btl_smcuda_endpoint_attach(mca_btl_smcuda_module_t *m, struct opal_proc_t *proc,
                                    mca_btl_base_endpoint_t **ep_out);
 void mca_btl_smcuda_endpoint_detach(mca_btl_base_endpoint_t *ep);
+
+/* our own process (btl_smcuda_self.c) */
+struct mca_btl_smcuda_frag_t;
+mca_btl_base_endpoint_t *mca_btl_smcuda_self_endpoint(mca_btl_smcuda_module_t *m,
+                                                      struct opal_proc_t *proc);
+int mca_btl_smcuda_self_send(mca_btl_smcuda_module_t *m, struct mca_btl_smcuda_frag_t *frag,
+                             mca_btl_base_tag_t tag);
+int mca_btl_smcuda_self_sendi(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
+                              struct opal_convertor_t *convertor, const void *header,
+                              size_t header_size, size_t payload_size, mca_btl_base_tag_t tag);
 
 /* peers of other jobs (btl_smcuda_guest.c) */
 int mca_btl_smcuda_guest_attach(mca_btl_smcuda_module_t *m, struct opal_proc_t *proc,

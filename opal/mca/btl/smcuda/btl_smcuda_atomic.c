@@ -83,6 +83,65 @@ static bool ctl_send(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
                                                 MCA_BTL_NO_ORDER, 0, MCA_BTL_TAG_SMCUDA, NULL);
 }
 
+static int amo_apply(smcuda_amo_msg_t *msg);
+
+/* Stores the old value of a fetching operation where the caller asked. */
+static void amo_store_result(void *local_address, uint16_t flags, uint64_t value)
+{
+    if (flags & MCA_BTL_ATOMIC_FLAG_32BIT) {
+        uint32_t v32 = (uint32_t) value;
+        memcpy(local_address, &v32, sizeof(v32));
+    } else {
+        memcpy(local_address, &value, sizeof(value));
+    }
+}
+
+/*
+ * osc/rdma hands us memory of our own address space in two cases:
+ *  - the target is ourselves: our own endpoint (btl_smcuda_self.c), or
+ *    none when another BTL reaches us; the address is ours;
+ *  - the target's memory is mapped here: an MPI_Win_allocate window lives
+ *    in osc/rdma's shared segment, which every process of the node maps;
+ *    osc/rdma then passes the peer's endpoint but the address of the
+ *    peer's memory in OUR mapping, and no registration handle (every
+ *    memory a peer registered with us comes with one).
+ * Shipping such an operation to the peer would apply it at an address
+ * that means nothing there. It is applied here instead, with the same CPU
+ * atomics the owner uses (coherent with them: the memory is shared), and
+ * completes before we return: the callback is called now, never the
+ * return value 1, with which osc/rdma 4.1 copies 8 bytes of result even
+ * for a 32-bit operation.
+ */
+static bool amo_is_local(const mca_btl_base_endpoint_t *ep,
+                         const mca_btl_base_registration_handle_t *remote_handle)
+{
+    return NULL == ep || ep->self || NULL == remote_handle;
+}
+
+static int amo_local(mca_btl_base_module_t *btl, const smcuda_rdma_done_t *done, uint64_t addr,
+                     uint16_t op, int flags, uint64_t operand, uint64_t compare, bool fetch)
+{
+    smcuda_amo_msg_t msg = {.kind = SMCUDA_CTL_AMO,
+                            .op = op,
+                            .flags = (uint16_t) flags,
+                            .addr = addr,
+                            .operand = operand,
+                            .compare = compare,
+                            .lo = 0,
+                            .hi = UINT64_MAX};
+    int rc = amo_apply(&msg);
+
+    if (OPAL_SUCCESS != rc) {
+        return rc; /* nothing was done: the caller may take another way */
+    }
+    if (fetch) {
+        amo_store_result(done->local_address, msg.flags, msg.value);
+    }
+    smcuda_pv_add(SMCUDA_PV_ATOMIC_OPS, 1);
+    smcuda_rdma_done((mca_btl_smcuda_module_t *) btl, done, OPAL_SUCCESS);
+    return OPAL_SUCCESS;
+}
+
 /* Starts one operation: op (or SMCUDA_AMO_CSWAP) on the 32- or 64-bit word
  * at addr in the peer; fetch: the old value goes to done->local_address. */
 static int amo_start(mca_btl_base_module_t *btl, const smcuda_rdma_done_t *done,
@@ -93,7 +152,7 @@ static int amo_start(mca_btl_base_module_t *btl, const smcuda_rdma_done_t *done,
     smcuda_amo_msg_t msg = {.kind = SMCUDA_CTL_AMO,
                             .op = op,
                             .flags = (uint16_t) flags,
-                            .lrank = (uint32_t) done->ep->ref_id,
+                            .lrank = NULL != done->ep ? (uint32_t) done->ep->ref_id : 0,
                             .addr = addr,
                             .operand = operand,
                             .compare = compare,
@@ -101,8 +160,12 @@ static int amo_start(mca_btl_base_module_t *btl, const smcuda_rdma_done_t *done,
                             .hi = NULL != remote_handle ? remote_handle->base + remote_handle->len
                                                         : UINT64_MAX};
     smcuda_amo_slot_t *s;
-    int idx = slot_take(m);
+    int idx;
 
+    if (amo_is_local(done->ep, remote_handle)) {
+        return amo_local(btl, done, addr, op, flags, operand, compare, fetch);
+    }
+    idx = slot_take(m);
     if (idx < 0) {
         return OPAL_ERR_OUT_OF_RESOURCE; /* the caller progresses and retries */
     }
@@ -149,6 +212,11 @@ int mca_btl_smcuda_atomic_fop(struct mca_btl_base_module_t *btl, struct mca_btl_
     smcuda_rdma_done_t done = {ep, local_address, local_handle, cbfunc, cbcontext, cbdata};
 
     (void) order;
+    if (!mca_btl_smcuda_component.fetching_atomics) {
+        /* osc/rdma then gets, operates and puts under its lock (see
+         * SMCUDA_FETCHING_ATOMICS_DEFAULT) */
+        return OPAL_ERR_NOT_SUPPORTED;
+    }
     return amo_start(btl, &done, remote_handle, remote_address, (uint16_t) op, flags, operand, 0,
                      true);
 }
@@ -180,12 +248,7 @@ static void amo_complete(mca_btl_smcuda_module_t *m, const smcuda_amo_msg_t *msg
     s = amo_slots[idx];
     amo_slots[idx].done.cbfunc = NULL;
     if (s.fetch && OPAL_SUCCESS == msg->status) {
-        if (s.flags & MCA_BTL_ATOMIC_FLAG_32BIT) {
-            uint32_t v32 = (uint32_t) msg->value;
-            memcpy(s.done.local_address, &v32, sizeof(v32));
-        } else {
-            memcpy(s.done.local_address, &msg->value, sizeof(msg->value));
-        }
+        amo_store_result(s.done.local_address, s.flags, msg->value);
     }
     /* the slot is free before the callback, which may start another */
     slot_give(m, idx);

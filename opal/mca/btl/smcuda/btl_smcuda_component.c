@@ -280,6 +280,14 @@ static int smcuda_register(void)
              "pulls chunks while the data owner pushes chunks from its progress loop (0: never "
              "split)",
              &c->split_min_size);
+    c->fetching_atomics = SMCUDA_FETCHING_ATOMICS_DEFAULT;
+    reg_bool("fetching_atomics",
+             "Fetching atomic operations (btl_atomic_fop) are carried out; false: they are "
+             "declined and one-sided MPI does them by get, operation and put under its own "
+             "lock. Default false with Open MPI older than 4.1.5, whose osc/rdma puts the "
+             "results of MPI_Get_accumulate on derived datatypes in the wrong place whenever "
+             "a BTL carries them out (compare-and-swap is not affected and always carried out)",
+             &c->fetching_atomics);
     c->backing_directory = "/dev/shm";
     mca_base_component_var_register(
         v, "backing_directory",

@@ -166,7 +166,7 @@ static mca_btl_base_registration_handle_t *smcuda_register_mem(struct mca_btl_ba
     if (send_side && !mca_btl_smcuda_path_single(m, ep, size)) {
         return NULL;
     }
-    if (NULL != ep && MCA_BTL_ENDPOINT_ANY != ep && !ep->copy_ok) {
+    if (NULL != ep && MCA_BTL_ENDPOINT_ANY != ep && !ep->copy_ok && !ep->self) {
         return NULL;
     }
     h = smcuda_reg_alloc(m);
@@ -201,10 +201,12 @@ static int smcuda_register_error(struct mca_btl_base_module_t *btl,
     return OPAL_SUCCESS;
 }
 
-/* put/get complete before they return; atomics once the target replied */
+/* puts complete before they return; gets once every chunk of a shared get
+ * has landed; atomics once the target replied */
 static int smcuda_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep)
 {
     (void) ep;
+    mca_btl_smcuda_jobs_flush((mca_btl_smcuda_module_t *) btl);
     mca_btl_smcuda_atomic_flush((mca_btl_smcuda_module_t *) btl);
     return OPAL_SUCCESS;
 }
@@ -222,15 +224,21 @@ int mca_btl_smcuda_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
         int rc;
 
         peers[i] = NULL;
-        if (proc == self || !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags)) {
+        if (proc == self) {
+            /* one-sided MPI needs us to reach ourselves (btl_smcuda_self.c) */
+            if (NULL == (ep = mca_btl_smcuda_self_endpoint(m, proc))) {
+                continue;
+            }
+        } else if (!OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags)) {
             continue;
-        }
-        /* local ranks are per job: a process of another job is a guest */
-        rc = proc->proc_name.jobid == self->proc_name.jobid
-                 ? mca_btl_smcuda_endpoint_attach(m, proc, &ep)
-                 : mca_btl_smcuda_guest_attach(m, proc, &ep);
-        if (OPAL_SUCCESS != rc) {
-            continue;
+        } else {
+            /* local ranks are per job: a process of another job is a guest */
+            rc = proc->proc_name.jobid == self->proc_name.jobid
+                     ? mca_btl_smcuda_endpoint_attach(m, proc, &ep)
+                     : mca_btl_smcuda_guest_attach(m, proc, &ep);
+            if (OPAL_SUCCESS != rc) {
+                continue;
+            }
         }
         peers[i] = ep;
         if (NULL != reachable) {
@@ -271,6 +279,10 @@ int mca_btl_smcuda_finalize(struct mca_btl_base_module_t *btl)
         }
     }
     mca_btl_smcuda_guest_fini(m);
+    if (NULL != m->self_ep) {
+        OBJ_RELEASE(m->self_ep);
+        m->self_ep = NULL;
+    }
     free(m->guest_eps);
     m->guest_eps = NULL;
     free(m->eps);
@@ -333,6 +345,7 @@ int mca_btl_smcuda_module_init(mca_btl_smcuda_module_t *m)
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     m->n_guest_eps = 0;
+    m->self_ep = NULL;
     OBJ_CONSTRUCT(&m->guest_lock, opal_mutex_t);
     OBJ_CONSTRUCT(&m->departed, opal_list_t);
     m->n_polled = 0;

@@ -38,6 +38,11 @@ int mca_btl_smcuda_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     (void) remote_handle;
     (void) flags;
     (void) order;
+    if (SMCUDA_UNLIKELY(NULL == ep || ep->self)) { /* ourselves (see amo_is_local) */
+        memcpy((void *) (uintptr_t) remote_address, local_address, size);
+        cbfunc(btl, ep, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
+        return OPAL_SUCCESS;
+    }
     if (SMCUDA_UNLIKELY(!ep->copy_ok)) {
         return OPAL_ERR_NOT_AVAILABLE;
     }
@@ -91,12 +96,18 @@ static inline int job_chunk(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t 
     return rc;
 }
 
+/* Completes the job in `slot`, all of whose chunks are done. */
 static void job_finish(mca_btl_smcuda_module_t *m, int slot)
 {
     smcuda_job_state_t st = job_state[slot];
+    smcuda_copy_job_t *job = &m->jobs[slot];
 
-    if (m->jobs[slot].failed && OPAL_SUCCESS == st.status) {
-        st.status = OPAL_ERROR; /* the helper could not copy its part */
+    if (job->failed && OPAL_SUCCESS == st.status) {
+        /* the helper could not copy its part: read the whole range
+         * ourselves rather than hand back an error (osc/rdma does not look
+         * at the status of a get) */
+        st.status =
+            m->copy->read(st.done.ep, (void *) (uintptr_t) job->dst, job->src, (size_t) job->len);
     }
     m->jobs_busy &= ~(1u << slot);
     smcuda_rdma_done(m, &st.done, st.status);
@@ -117,6 +128,21 @@ int mca_btl_smcuda_jobs_progress(mca_btl_smcuda_module_t *m)
         }
     }
     return n;
+}
+
+/* Waits until every shared job of ours is complete (its callback called).
+ * A get returns once we have claimed every chunk, while the data owner may
+ * still be copying the chunks it claimed; osc/rdma counts no get when the
+ * BTL has btl_flush and takes flush's return as the completion of all of
+ * them, so flush must wait for those chunks. Progress is not needed for
+ * that (the data owner finishes a claimed chunk on its own), only to call
+ * the callbacks, which is done here directly: flush may be called from
+ * inside our progress. */
+void mca_btl_smcuda_jobs_flush(mca_btl_smcuda_module_t *m)
+{
+    while (0 != m->jobs_busy) {
+        (void) mca_btl_smcuda_jobs_progress(m);
+    }
 }
 
 /* The data owner's side: a reader asks for help with a job. */
@@ -217,6 +243,11 @@ int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     (void) remote_handle;
     (void) flags;
     (void) order;
+    if (SMCUDA_UNLIKELY(NULL == ep || ep->self)) { /* ourselves (see amo_is_local) */
+        memcpy(local_address, (const void *) (uintptr_t) remote_address, size);
+        cbfunc(btl, ep, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
+        return OPAL_SUCCESS;
+    }
     if (SMCUDA_UNLIKELY(!ep->copy_ok)) {
         return OPAL_ERR_NOT_AVAILABLE;
     }

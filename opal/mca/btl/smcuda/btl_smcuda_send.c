@@ -149,6 +149,9 @@ int mca_btl_smcuda_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_e
     bool need_cb = frag->pull || (flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK) ||
                    !(flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
 
+    if (SMCUDA_UNLIKELY(ep->self)) {
+        return mca_btl_smcuda_self_send(m, frag, tag);
+    }
     frag->tag = tag;
     frag->need_cb = need_cb;
     OPAL_THREAD_LOCK(&ep->lock);

@@ -47,6 +47,9 @@ int mca_btl_smcuda_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_
     if (NULL != descriptor) {
         *descriptor = NULL;
     }
+    if (SMCUDA_UNLIKELY(ep->self)) {
+        return mca_btl_smcuda_self_sendi(m, ep, convertor, header, header_size, payload_size, tag);
+    }
     OPAL_THREAD_LOCK(&ep->lock);
     if (SMCUDA_UNLIKELY(!opal_list_is_empty(&ep->pending))) {
         goto busy; /* keep order behind queued fragments */

@@ -3,7 +3,7 @@
  *
  * Send requests and the one place that decides the protocol of a message
  * (ob1x_send_request_start below). Each protocol's start is out of line in
- * pml_ob1x_sendreq.c.
+ * pml_ob1x_send_eager.c or pml_ob1x_send_pipeline.c.
  */
 #ifndef PML_OB1X_SENDREQ_H
 #define PML_OB1X_SENDREQ_H
@@ -72,7 +72,7 @@ static inline bool ob1x_eager_des_copied(const mca_btl_base_descriptor_t *des, s
     return 1 == des->des_segment_count && des->des_segments[0].seg_len == OB1X_HDR_MATCH_LEN + size;
 }
 
-/* Protocol starts (pml_ob1x_sendreq.c). Each returns OMPI_SUCCESS, or
+/* Protocol starts (pml_ob1x_send_eager.c, pml_ob1x_send_pipeline.c). Each returns OMPI_SUCCESS, or
  * OMPI_ERR_OUT_OF_RESOURCE when the caller should queue the request. */
 int ob1x_send_start_sendi(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
 int ob1x_send_start_prepared(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
@@ -108,6 +108,21 @@ void ob1x_send_request_cancel_answer(ob1x_send_request_t *req, bool cancelled);
 void ob1x_send_request_mpi_complete(ob1x_send_request_t *req);
 void ob1x_send_request_subtract(ob1x_send_request_t *req, int64_t done);
 void ob1x_send_request_queue(ob1x_send_request_t *req, ob1x_send_state_t state);
+/* The PML is done with the request (pml_ob1x_sendreq.c). */
+void ob1x_send_request_pml_complete(ob1x_send_request_t *req);
+/* A BTL reported a failed send: the job cannot continue. */
+void ob1x_send_request_failed(const ob1x_send_request_t *req, int status);
+/* req_cancel of a send request (pml_ob1x_send_cancel.c). */
+int ob1x_send_request_cancel(struct ompi_request_t *request, int complete);
+
+static inline void ob1x_send_request_fill_match(ob1x_hdr_match_t *hdr,
+                                                const ob1x_send_request_t *req, uint8_t type,
+                                                uint8_t flags)
+{
+    const struct ompi_communicator_t *comm = req->base.req_base.req_comm;
+    ob1x_hdr_match_init(hdr, type, flags, (uint16_t) comm->c_contextid, req->seq, comm->c_my_rank,
+                        req->base.req_base.req_tag);
+}
 
 /* ------------------------------------------------------------------
  * Request set-up, inline: every request-path send runs it, and on this

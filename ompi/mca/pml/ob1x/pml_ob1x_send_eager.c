@@ -16,7 +16,7 @@
 #include "pml_ob1x.h"
 #include "pml_ob1x_sendreq.h"
 
-int ob1x_send_start_sendi(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
+int ob1x_send_start_eager_immediate(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
 {
     ob1x_hdr_match_t hdr;
     size_t size = req->base.req_bytes_packed;
@@ -129,7 +129,7 @@ mca_btl_base_descriptor_t *ob1x_eager_des(mca_bml_base_btl_t *bml_btl, opal_conv
     return des;
 }
 
-int ob1x_send_start_prepared(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
+int ob1x_send_start_eager_prepared(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
 {
     mca_btl_base_descriptor_t *des = ob1x_eager_des(bml_btl, &req->base.req_base.req_convertor,
                                                     req->base.req_bytes_packed, true);
@@ -141,7 +141,7 @@ int ob1x_send_start_prepared(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_b
     return send_eager_des(req, bml_btl, des, OB1X_PROTO_EAGER_PREPARED);
 }
 
-int ob1x_send_start_allocated(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
+int ob1x_send_start_eager_allocated(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
 {
     mca_btl_base_descriptor_t *des = ob1x_eager_des(bml_btl, &req->base.req_base.req_convertor,
                                                     req->base.req_bytes_packed, false);

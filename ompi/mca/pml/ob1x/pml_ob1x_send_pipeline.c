@@ -64,8 +64,8 @@ static void send_pipeline_frag_done(mca_btl_base_module_t *btl, struct mca_btl_b
 
 /* ----------------------------------------------------------- rendezvous */
 
-int ob1x_send_start_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, size_t first,
-                         uint8_t flags)
+int ob1x_send_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, size_t first,
+                   uint8_t flags)
 {
     mca_btl_base_descriptor_t *des;
     ob1x_hdr_rndv_t *hdr;
@@ -130,6 +130,23 @@ int ob1x_send_start_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, 
     return OMPI_ERR_OUT_OF_RESOURCE;
 }
 
+/* A synchronous send's RNDV asks for an ACK, which completes the send; a
+ * congested receiver gets a RNDV without data, so that nothing more piles
+ * up there before a receive matches; others carry the first part. */
+int ob1x_send_start_sendrecv_pipeline(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
+{
+    size_t first = ob1x_rndv_first_size(bml_btl->btl);
+
+    if (OPAL_UNLIKELY(MCA_PML_BASE_SEND_SYNCHRONOUS == req->base.req_send_mode)) {
+        return ob1x_send_rndv(req, bml_btl, first, OB1X_HDR_FLAG_SYNC);
+    }
+    if (OPAL_UNLIKELY(req->oproc->congested)) {
+        ob1x_count_event(OB1X_EV_FLOW_CONTROL_RNDV);
+        return ob1x_send_rndv(req, bml_btl, 0, 0);
+    }
+    return ob1x_send_rndv(req, bml_btl, first, 0);
+}
+
 /*
  * Packs the whole message into the MPI_Buffer_attach buffer and points the
  * convertor at that copy, so the user may reuse the buffer at once. Not
@@ -173,7 +190,7 @@ static int bsend_copy(ob1x_send_request_t *req)
     return OMPI_SUCCESS;
 }
 
-int ob1x_send_start_buffered(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
+int ob1x_send_start_buffered_pipeline(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
 {
     if (!req->bsend_packed) {
         int rc = bsend_copy(req);
@@ -181,7 +198,7 @@ int ob1x_send_start_buffered(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_b
             return rc;
         }
     }
-    return ob1x_send_start_rndv(req, bml_btl, ob1x_rndv_first_size(bml_btl->btl), 0);
+    return ob1x_send_rndv(req, bml_btl, ob1x_rndv_first_size(bml_btl->btl), 0);
 }
 
 /*
@@ -191,7 +208,8 @@ int ob1x_send_start_buffered(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_b
  * application that retries refused sends in a loop would otherwise send a
  * VOID per try, and the receiver would hold each one until its turn.)
  */
-int ob1x_send_request_begin_buffered(ob1x_send_request_t *req)
+int ob1x_send_request_begin_buffered(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl,
+                                     ob1x_protocol_t proto)
 {
     int rc;
 
@@ -202,7 +220,7 @@ int ob1x_send_request_begin_buffered(ob1x_send_request_t *req)
     }
     req->seq = (uint16_t) ob1x_send_request_draw_seq(req);
     /* Packed: the start sends the rendezvous or queues, it cannot fail. */
-    return ob1x_send_request_start_or_queue(req);
+    return ob1x_send_request_start_or_queue(req, bml_btl, proto);
 }
 
 /* ------------------------------------------------------------- pipeline */

@@ -138,7 +138,7 @@ int ob1x_send_request_restart(ob1x_send_request_t *req)
                       MCA_PML_BASE_SEND_BUFFERED == req->base.req_send_mode &&
                       !req->bsend_packed)) {
         mca_bml_base_btl_t *bml_btl = mca_bml_base_btl_array_get_next(&req->endpoint->btl_eager);
-        rc = ob1x_send_start_rndv(req, bml_btl, ob1x_rndv_first_size(bml_btl->btl), 0);
+        rc = ob1x_send_rndv(req, bml_btl, ob1x_rndv_first_size(bml_btl->btl), 0);
     }
     return rc;
 }

@@ -20,6 +20,8 @@
 #include "pml_ob1x_ctl.h"
 #include "pml_ob1x_match.h"
 
+_Static_assert(OMPI_ANY_TAG == MPI_ANY_TAG, "pml_ob1x_order.h tests MPI_ANY_TAG");
+
 static ob1x_recv_request_t *first_match(opal_list_t *queue, int32_t tag)
 {
     ob1x_recv_request_t *req;
@@ -41,7 +43,8 @@ ob1x_recv_request_t *ob1x_match_posted(ob1x_comm_t *oc, ob1x_comm_peer_t *peer,
     if (OPAL_UNLIKELY(!opal_list_is_empty(&oc->wildcard))) {
         wild = first_match(&oc->wildcard, hdr->tag);
     }
-    if (NULL != wild && (NULL == spec || (int32_t) (wild->post_seq - spec->post_seq) < 0)) {
+    if (ob1x_wildcard_wins(NULL != wild, NULL != wild ? wild->post_seq : 0, NULL != spec,
+                           NULL != spec ? spec->post_seq : 0)) {
         opal_list_remove_item(&oc->wildcard, (opal_list_item_t *) wild);
         return wild;
     }

@@ -11,16 +11,11 @@
 
 #include "pml_ob1x_comm.h"
 #include "pml_ob1x_flow.h"
+#include "pml_ob1x_order.h"
 #include "pml_ob1x_recvfrag.h"
 #include "pml_ob1x_recvreq.h"
 
 BEGIN_C_DECLS
-
-/* MPI_ANY_TAG matches user tags only; collectives use negative tags. */
-static inline bool ob1x_tag_matches(int32_t wanted, int32_t tag)
-{
-    return wanted == tag || (OMPI_ANY_TAG == wanted && tag >= 0);
-}
 
 /* Take the earliest-posted receive that accepts hdr, or NULL. Lock held. */
 ob1x_recv_request_t *ob1x_match_posted(ob1x_comm_t *oc, ob1x_comm_peer_t *peer,

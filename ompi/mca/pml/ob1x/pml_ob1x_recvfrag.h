@@ -58,9 +58,7 @@ static inline const ob1x_hdr_t *ob1x_checked_hdr(const mca_btl_base_descriptor_t
 {
     const ob1x_hdr_t *hdr = (const ob1x_hdr_t *) des->des_segments[0].seg_addr.pval;
 
-    if (OPAL_UNLIKELY(ob1x_hdr_version(&hdr->common) != OB1X_HDR_VERSION ||
-                      des->des_segments[0].seg_len < ob1x_hdr_size(hdr->common.type) ||
-                      0 == ob1x_hdr_size(hdr->common.type))) {
+    if (OPAL_UNLIKELY(!ob1x_hdr_readable(&hdr->common, des->des_segments[0].seg_len))) {
         ob1x_recv_bad_hdr(des);
     }
     return hdr;

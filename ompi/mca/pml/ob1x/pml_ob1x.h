@@ -3,8 +3,10 @@
  *
  * pml/ob1x: an ob1-style point-to-point engine over the BML/BTLs of Open MPI 4.1.
  * This header holds the component's global state, its tunables and the module
- * entry points. The per-message hot path lives in pml_ob1x_sendreq.h (protocol
- * choice) and pml_ob1x_recvfrag.c (matching).
+ * entry points. The per-message hot path: pml_ob1x_isend.c (the request-less
+ * send), pml_ob1x_protocol.h (the protocol choice), pml_ob1x_send_eager.c
+ * (eager starts), pml_ob1x_recvfrag.c (receive callbacks) and
+ * pml_ob1x_match.c (matching).
  */
 #ifndef PML_OB1X_H
 #define PML_OB1X_H

@@ -13,6 +13,8 @@
 
 #include "pml_ob1x.h"
 #include "pml_ob1x_comm.h"
+#include "pml_ob1x_match.h"
+#include "pml_ob1x_orphans.h"
 #include "pml_ob1x_recvfrag.h"
 
 ob1x_proc_t *ob1x_proc_create(struct ompi_proc_t *proc)
@@ -120,7 +122,7 @@ int ob1x_comm_release_held(void)
         if (held_comm_of(item)->held_until_us <= now) {
             opal_list_remove_item(&mca_pml_ob1x.held_comms, item);
             due[n] = held_comm_of(item);
-            due[n++]->held = 0; /* under orphan_lock, see pml_ob1x_recvfrag.c */
+            due[n++]->held = 0; /* under orphan_lock, see pml_ob1x_orphans.c */
         }
     }
     OPAL_THREAD_UNLOCK(&mca_pml_ob1x.orphan_lock);

@@ -20,6 +20,8 @@
 #include "ompi/mca/bml/bml.h"
 #include "ompi/proc/proc.h"
 
+#include "pml_ob1x_order.h"
+
 BEGIN_C_DECLS
 
 struct ob1x_proc;
@@ -65,12 +67,6 @@ typedef struct ob1x_proc {
 static inline ob1x_comm_t *ob1x_comm_of(struct ompi_communicator_t *comm)
 {
     return (ob1x_comm_t *) comm->c_pml_comm;
-}
-
-/* Sequence numbers wrap at 16 bits; "ahead" means within half the space. */
-static inline bool ob1x_seq_ahead(uint16_t seq, uint16_t expected)
-{
-    return (uint16_t) (seq - expected) < 0x8000;
 }
 
 ob1x_proc_t *ob1x_proc_create(struct ompi_proc_t *proc);

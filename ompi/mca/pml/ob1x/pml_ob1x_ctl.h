@@ -12,6 +12,7 @@
 #include "ompi_config.h"
 
 #include "opal/class/opal_list.h"
+#include "opal/mca/btl/btl.h"
 #include "ompi/proc/proc.h"
 
 #include "pml_ob1x_hdr.h"
@@ -32,6 +33,14 @@ int ob1x_ctl_send(struct ompi_proc_t *proc, const ob1x_hdr_t *hdr);
 
 /* Retry queued control messages; returns how many went out. */
 int ob1x_ctl_progress(void);
+
+/* BTL receive callbacks of ACK, CANCEL and CANCEL_ACK (pml_ob1x_ctl_recv.c). */
+void ob1x_recv_cb_ack(mca_btl_base_module_t *btl, mca_btl_base_tag_t tag,
+                      mca_btl_base_descriptor_t *des, void *cbdata);
+void ob1x_recv_cb_cancel(mca_btl_base_module_t *btl, mca_btl_base_tag_t tag,
+                         mca_btl_base_descriptor_t *des, void *cbdata);
+void ob1x_recv_cb_cancel_ack(mca_btl_base_module_t *btl, mca_btl_base_tag_t tag,
+                             mca_btl_base_descriptor_t *des, void *cbdata);
 
 END_C_DECLS
 

@@ -21,8 +21,9 @@
 #ifndef PML_OB1X_HDR_H
 #define PML_OB1X_HDR_H
 
-#include <stdint.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "opal/mca/btl/btl.h"
 
@@ -170,6 +171,19 @@ static inline size_t ob1x_hdr_size(uint8_t type)
         [OB1X_HDR_FLOW] = sizeof(ob1x_hdr_flow_t),
     };
     return type < OB1X_HDR_TYPE_MAX ? sizes[type] : 0;
+}
+
+/* Can this build read a header of `len` bytes? Its wire version must be
+ * ours, its type known and all of its header present. */
+static inline bool ob1x_hdr_readable(const ob1x_hdr_common_t *hdr, size_t len)
+{
+    size_t need;
+
+    if (len < sizeof(*hdr)) {
+        return false;
+    }
+    need = ob1x_hdr_size(hdr->type);
+    return ob1x_hdr_version(hdr) == OB1X_HDR_VERSION && 0 != need && len >= need;
 }
 
 #endif /* PML_OB1X_HDR_H */

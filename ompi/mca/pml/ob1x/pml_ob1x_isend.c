@@ -1,10 +1,12 @@
 /*
  * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
  *
- * MPI_Send / MPI_Isend / MPI_Send_init entry points. Small sends try the
- * BTL's immediate send before any request is allocated; a send that fits
- * the eager limit needs no request unless the BTL keeps its descriptor past
- * the call and the send is non-blocking.
+ * MPI_Send / MPI_Isend / MPI_Send_init entry points. Every send asks the
+ * selector (pml_ob1x_protocol.h) once, before any request exists. The
+ * eager protocols run here without a request: the immediate send always,
+ * a send that fits one descriptor unless the BTL keeps that descriptor past
+ * the call and the send is non-blocking. Anything else goes to the request
+ * path with the protocol, BTL and sequence number chosen here.
  */
 #include "ompi_config.h"
 
@@ -89,13 +91,12 @@ static int adopt_late(const send_args_t *a, int seq, mca_btl_base_descriptor_t *
  * OMPI_ERR_OUT_OF_RESOURCE, having sent nothing, when the BTL has no
  * descriptor.
  */
-static int send_eager_requestless(mca_bml_base_btl_t *bml_btl, const ob1x_hdr_match_t *hdr,
-                                  opal_convertor_t *conv, size_t size, const send_args_t *a,
-                                  int seq, ompi_request_t **request)
+static int send_eager_requestless(mca_bml_base_btl_t *bml_btl, ob1x_protocol_t proto,
+                                  const ob1x_hdr_match_t *hdr, opal_convertor_t *conv, size_t size,
+                                  const send_args_t *a, int seq, ompi_request_t **request)
 {
-    bool prepared = 0 != size && (bml_btl->btl->btl_flags & MCA_BTL_FLAGS_SEND_INPLACE);
-    ob1x_protocol_t proto = prepared ? OB1X_PROTO_EAGER_PREPARED : OB1X_PROTO_EAGER_ALLOCATED;
-    mca_btl_base_descriptor_t *des = ob1x_eager_des(bml_btl, conv, size, prepared);
+    mca_btl_base_descriptor_t *des =
+        ob1x_eager_des(bml_btl, conv, size, OB1X_PROTO_EAGER_PREPARED == proto);
     volatile bool done = false;
     bool copied;
     int rc;
@@ -163,79 +164,105 @@ static inline bool isend_requestless_eager(mca_pml_base_send_mode_t mode)
            !opal_using_threads();
 }
 
+/* The protocol one send would start with, and where; handed to the request
+ * path when the request-less path cannot run it. bml_btl NULL: not chosen. */
+typedef struct send_choice {
+    mca_bml_base_btl_t *bml_btl;
+    ob1x_protocol_t proto;
+    int seq; /* drawn already, or -1 */
+} send_choice_t;
+
+/* The immediate send, or OMPI_ERR_OUT_OF_RESOURCE if the BTL refused it. */
+static inline int send_immediate(mca_bml_base_btl_t *bml_btl, opal_convertor_t *conv,
+                                 ob1x_hdr_match_t *hdr, size_t size, ompi_request_t **request)
+{
+    int rc = mca_bml_base_sendi(bml_btl, conv, hdr, OB1X_HDR_MATCH_LEN, size, MCA_BTL_NO_ORDER,
+                                MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP,
+                                OB1X_BTL_TAG(OB1X_HDR_MATCH), NULL);
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    ob1x_count_protocol(OB1X_PROTO_EAGER_IMMEDIATE, size);
+    if (NULL != request) {
+        /* Only "cancelled" is meaningful in a send status, and this send
+         * can no longer be cancelled. */
+        *request = &ompi_request_empty;
+    }
+    return OMPI_SUCCESS;
+}
+
 /*
- * The request-less eager paths. Eager immediate (btl_sendi) for any send
- * but MPI_Ssend; eager prepared/allocated for a blocking standard or ready
- * send (request NULL), and for a non-blocking standard or ready send in a
- * single-threaded process. Returns OMPI_SUCCESS when the message left (a
- * non-blocking send then has *request set); otherwise *seq holds the
- * sequence number the request path must reuse (or -1 if none was drawn).
+ * The request-less path. The selector chooses the protocol; this path runs
+ * eager immediate (btl_sendi) for any send, and eager prepared/allocated
+ * for a blocking standard or ready send (request NULL) and for a
+ * non-blocking one in a single-threaded process. Returns OMPI_SUCCESS when
+ * the message left (a non-blocking send then has *request set); otherwise
+ * *choice holds what the request path must start, with its sequence
+ * number if one was drawn.
  */
 static inline __opal_attribute_always_inline__ int
-send_requestless(const send_args_t *a, ompi_request_t **request, int *seq)
+send_requestless(const send_args_t *a, ompi_request_t **request, send_choice_t *choice)
 {
-    bool eager =
+    bool copy_eager =
         NULL == request ? MCA_PML_BASE_SEND_BUFFERED != a->mode : isend_requestless_eager(a->mode);
     ob1x_comm_peer_t *peer;
-    mca_bml_base_btl_t *bml_btl;
     ob1x_hdr_match_t hdr;
     opal_convertor_t mine, *conv;
+    ob1x_proto_in_t in;
     size_t size;
-    bool sendi;
     int rc;
 
-    *seq = -1;
+    choice->bml_btl = NULL;
+    choice->seq = -1;
     ompi_datatype_type_size(a->dtype, &size);
     size *= a->count;
     peer = ob1x_peer(a->comm, a->dst);
-    if (OPAL_UNLIKELY(NULL == peer->endpoint) || peer->oproc->congested) {
+    if (OPAL_UNLIKELY(NULL == peer->endpoint)) {
         return OMPI_ERR_NOT_AVAILABLE;
     }
-    bml_btl = mca_bml_base_btl_array_get_next(&peer->endpoint->btl_eager);
-    sendi = ob1x_sendi_fits(bml_btl->btl, size);
-    if (size > ob1x_eager_max(bml_btl->btl) || (!sendi && !eager)) {
+    choice->bml_btl = mca_bml_base_btl_array_get_next(&peer->endpoint->btl_eager);
+    ob1x_proto_in_init(&in, choice->bml_btl->btl, size, a->mode, peer->oproc);
+    choice->proto = ob1x_protocol_select(&in);
+    if (!ob1x_protocol_requestless(choice->proto, copy_eager)) {
         return OMPI_ERR_NOT_AVAILABLE;
     }
-    if (!sendi && NULL != request && peer->oproc->late_backoff > 0) {
+    if (OB1X_PROTO_EAGER_IMMEDIATE != choice->proto && NULL != request &&
+        peer->oproc->late_backoff > 0) {
         --peer->oproc->late_backoff;
         return OMPI_ERR_NOT_AVAILABLE;
     }
-    *seq = (uint16_t) ob1x_peer_draw_seq(peer);
-    ob1x_hdr_match_init(&hdr, OB1X_HDR_MATCH, 0, (uint16_t) a->comm->c_contextid, (uint16_t) *seq,
-                        a->comm->c_my_rank, a->tag);
+    choice->seq = (uint16_t) ob1x_peer_draw_seq(peer);
+    ob1x_hdr_match_init(&hdr, OB1X_HDR_MATCH, 0, (uint16_t) a->comm->c_contextid,
+                        (uint16_t) choice->seq, a->comm->c_my_rank, a->tag);
 
     conv = conv_take(&mine);
     opal_convertor_copy_and_prepare_for_send(peer->proc->super.proc_convertor, &a->dtype->super,
                                              a->count, a->buf, 0, conv);
     rc = OMPI_ERR_NOT_AVAILABLE;
-    if (sendi) {
-        rc = mca_bml_base_sendi(bml_btl, conv, &hdr, OB1X_HDR_MATCH_LEN, size, MCA_BTL_NO_ORDER,
-                                MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP,
-                                OB1X_BTL_TAG(OB1X_HDR_MATCH), NULL);
-        if (OPAL_LIKELY(OMPI_SUCCESS == rc)) {
-            ob1x_count_protocol(OB1X_PROTO_EAGER_IMMEDIATE, size);
-            if (NULL != request) {
-                /* Only "cancelled" is meaningful in a send status, and
-                 * this send can no longer be cancelled. */
-                *request = &ompi_request_empty;
+    if (OB1X_PROTO_EAGER_IMMEDIATE == choice->proto) {
+        rc = send_immediate(choice->bml_btl, conv, &hdr, size, request);
+        if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+            choice->proto = ob1x_protocol_after_immediate(&in);
+            if (copy_eager) {
+                size_t zero = 0;
+                opal_convertor_set_position(conv, &zero);
             }
-        } else if (eager) {
-            size_t zero = 0;
-            opal_convertor_set_position(conv, &zero);
         }
     }
-    if (OMPI_SUCCESS != rc && eager) {
-        rc = send_eager_requestless(bml_btl, &hdr, conv, size, a, *seq, request);
+    if (OMPI_SUCCESS != rc && copy_eager) {
+        rc = send_eager_requestless(choice->bml_btl, choice->proto, &hdr, conv, size, a,
+                                    choice->seq, request);
     }
     conv_give(conv);
     return rc;
 }
 
-/* Allocate, initialise and start a send request with a given sequence. */
+/* Allocate, initialise and start a send request as chosen (or choose now
+ * if the request-less path did not get that far). */
 static inline __opal_attribute_always_inline__ int
 send_request_begin(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst, int tag,
-                   mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm, int seq,
-                   ob1x_send_request_t **out)
+                   mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
+                   const send_choice_t *choice, ob1x_send_request_t **out)
 {
     ob1x_send_request_t *req = NULL;
     int rc = ob1x_send_request_create(buf, count, dtype, dst, tag, mode, comm, false, &req);
@@ -245,7 +272,7 @@ send_request_begin(const void *buf, size_t count, struct ompi_datatype_t *dtype,
         return rc;
     }
     *out = req;
-    rc = ob1x_send_request_begin(req, seq);
+    rc = ob1x_send_request_begin(req, choice->seq, choice->bml_btl, choice->proto);
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
         /* Not started (e.g. MPI_Bsend without room): nothing is in flight. */
         ob1x_send_request_release(req);
@@ -258,16 +285,15 @@ int ob1x_isend(const void *buf, size_t count, struct ompi_datatype_t *dtype, int
                mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
                struct ompi_request_t **request)
 {
+    const send_args_t a = {buf, count, dtype, dst, tag, mode, comm};
     ob1x_send_request_t *req = NULL;
-    int seq = -1, rc;
+    send_choice_t choice;
+    int rc;
 
-    if (MCA_PML_BASE_SEND_SYNCHRONOUS != mode) {
-        const send_args_t a = {buf, count, dtype, dst, tag, mode, comm};
-        if (OPAL_LIKELY(OMPI_SUCCESS == send_requestless(&a, request, &seq))) {
-            return OMPI_SUCCESS;
-        }
+    if (OPAL_LIKELY(OMPI_SUCCESS == send_requestless(&a, request, &choice))) {
+        return OMPI_SUCCESS;
     }
-    rc = send_request_begin(buf, count, dtype, dst, tag, mode, comm, seq, &req);
+    rc = send_request_begin(buf, count, dtype, dst, tag, mode, comm, &choice, &req);
     *request = (ompi_request_t *) req;
     return rc;
 }
@@ -275,17 +301,16 @@ int ob1x_isend(const void *buf, size_t count, struct ompi_datatype_t *dtype, int
 int ob1x_send(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst, int tag,
               mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm)
 {
+    const send_args_t a = {buf, count, dtype, dst, tag, mode, comm};
     ob1x_send_request_t *req = NULL;
     ompi_request_t *request;
-    int seq = -1, rc;
+    send_choice_t choice;
+    int rc;
 
-    if (MCA_PML_BASE_SEND_SYNCHRONOUS != mode) {
-        const send_args_t a = {buf, count, dtype, dst, tag, mode, comm};
-        if (OPAL_LIKELY(OMPI_SUCCESS == send_requestless(&a, NULL, &seq))) {
-            return OMPI_SUCCESS;
-        }
+    if (OPAL_LIKELY(OMPI_SUCCESS == send_requestless(&a, NULL, &choice))) {
+        return OMPI_SUCCESS;
     }
-    rc = send_request_begin(buf, count, dtype, dst, tag, mode, comm, seq, &req);
+    rc = send_request_begin(buf, count, dtype, dst, tag, mode, comm, &choice, &req);
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
         return rc;
     }

@@ -20,6 +20,8 @@
 #include "pml_ob1x_ctl.h"
 #include "pml_ob1x_match.h"
 
+_Static_assert(OMPI_ANY_TAG == MPI_ANY_TAG, "pml_ob1x_order.h tests MPI_ANY_TAG");
+
 static ob1x_recv_request_t *first_match(opal_list_t *queue, int32_t tag)
 {
     ob1x_recv_request_t *req;
@@ -41,7 +43,8 @@ ob1x_recv_request_t *ob1x_match_posted(ob1x_comm_t *oc, ob1x_comm_peer_t *peer,
     if (OPAL_UNLIKELY(!opal_list_is_empty(&oc->wildcard))) {
         wild = first_match(&oc->wildcard, hdr->tag);
     }
-    if (NULL != wild && (NULL == spec || (int32_t) (wild->post_seq - spec->post_seq) < 0)) {
+    if (ob1x_wildcard_wins(NULL != wild, NULL != wild ? wild->post_seq : 0, NULL != spec,
+                           NULL != spec ? spec->post_seq : 0)) {
         opal_list_remove_item(&oc->wildcard, (opal_list_item_t *) wild);
         return wild;
     }
@@ -278,62 +281,6 @@ bool ob1x_match_cancel(ob1x_comm_t *oc, int32_t src, uint16_t seq)
 }
 
 /*
- * Receiver-side flow control: above unexpected_limit bytes of unexpected
- * data, each sender that adds more is told to switch to rendezvous; below
- * half the limit, everyone told so is released again.
- */
-void ob1x_flow_check(struct ompi_proc_t *sender)
-{
-    int64_t held = mca_pml_ob1x.unexpected_bytes;
-    size_t limit = mca_pml_ob1x.params.unexpected_limit;
-    ob1x_proc_t *op;
-    ob1x_hdr_t hdr;
-
-    if (0 == limit) {
-        return;
-    }
-    memset(&hdr, 0, sizeof(hdr));
-    ob1x_hdr_common_init(&hdr.common, OB1X_HDR_FLOW, 0);
-    hdr.flow.jobid = ompi_proc_local()->super.proc_name.jobid;
-    hdr.flow.vpid = ompi_proc_local()->super.proc_name.vpid;
-    if (NULL != sender && held > (int64_t) limit) {
-        op = ob1x_proc_lookup(sender);
-        OPAL_THREAD_LOCK(&mca_pml_ob1x.pending_lock);
-        bool tell = !op->xoff_sent;
-        if (tell) {
-            op->xoff_sent = true;
-            hdr.flow.generation = ++op->flow_gen_sent;
-            opal_list_append(&mca_pml_ob1x.xoff_procs, &op->xoff_item);
-        }
-        OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);
-        if (tell) {
-            hdr.flow.congested = 1;
-            (void) ob1x_ctl_send(sender, &hdr);
-        }
-        return;
-    }
-    if (held > (int64_t) (limit / 2) || opal_list_is_empty(&mca_pml_ob1x.xoff_procs)) {
-        return;
-    }
-    for (;;) {
-        opal_list_item_t *item;
-        OPAL_THREAD_LOCK(&mca_pml_ob1x.pending_lock);
-        item = opal_list_remove_first(&mca_pml_ob1x.xoff_procs);
-        if (NULL != item) {
-            op = (ob1x_proc_t *) ((char *) item - offsetof(ob1x_proc_t, xoff_item));
-            op->xoff_sent = false;
-            hdr.flow.generation = ++op->flow_gen_sent;
-        }
-        OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);
-        if (NULL == item) {
-            break;
-        }
-        hdr.flow.congested = 0;
-        (void) ob1x_ctl_send(op->proc, &hdr);
-    }
-}
-
-/*
  * Find an unexpected fragment for (src, tag), src possibly MPI_ANY_SOURCE.
  * Any peer's message may satisfy a wildcard (MPI orders only messages from
  * one sender); the scan starts where the previous one ended, for fairness.
@@ -361,38 +308,4 @@ ob1x_recv_frag_t *ob1x_unexpected_find_any(ob1x_comm_t *oc, int src, int tag,
         }
     }
     return NULL;
-}
-
-void ob1x_recv_request_start(ob1x_recv_request_t *req)
-{
-    struct ompi_communicator_t *comm = req->base.req_base.req_comm;
-    ob1x_comm_t *oc = ob1x_comm_of(comm);
-    int src = req->base.req_base.req_peer;
-    ob1x_comm_peer_t *peer = NULL;
-    ob1x_recv_frag_t *frag;
-
-    MCA_PML_BASE_RECV_START(&req->base);
-    req->msg_length = 0;
-    req->bytes_received = 0;
-    req->release_bits &= OB1X_REL_FREED;
-    if (0 != req->base.req_base.req_convertor.bConverted) {
-        size_t zero = 0;
-        opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);
-    }
-
-    OPAL_THREAD_LOCK(&oc->lock);
-    req->post_seq = oc->post_seq++;
-    frag = ob1x_unexpected_find_any(oc, src, req->base.req_base.req_tag, &peer);
-    if (NULL != frag) {
-        ob1x_unexpected_remove(oc, peer, frag);
-    } else {
-        opal_list_append(OMPI_ANY_SOURCE == src ? &oc->wildcard : &oc->peers[src].specific,
-                         (opal_list_item_t *) req);
-    }
-    OPAL_THREAD_UNLOCK(&oc->lock);
-
-    if (NULL != frag) {
-        ob1x_recv_request_deliver_frag(req, frag);
-        ob1x_flow_release();
-    }
 }

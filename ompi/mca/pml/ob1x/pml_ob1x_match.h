@@ -10,16 +10,12 @@
 #include "ompi_config.h"
 
 #include "pml_ob1x_comm.h"
+#include "pml_ob1x_flow.h"
+#include "pml_ob1x_order.h"
 #include "pml_ob1x_recvfrag.h"
 #include "pml_ob1x_recvreq.h"
 
 BEGIN_C_DECLS
-
-/* MPI_ANY_TAG matches user tags only; collectives use negative tags. */
-static inline bool ob1x_tag_matches(int32_t wanted, int32_t tag)
-{
-    return wanted == tag || (OMPI_ANY_TAG == wanted && tag >= 0);
-}
 
 /* Take the earliest-posted receive that accepts hdr, or NULL. Lock held. */
 ob1x_recv_request_t *ob1x_match_posted(ob1x_comm_t *oc, ob1x_comm_peer_t *peer,
@@ -46,17 +42,11 @@ void ob1x_match_incoming_frag(ob1x_comm_t *oc, ob1x_recv_frag_t *frag);
 /* Handle a CANCEL for (src, seq); returns true if the message was withdrawn. */
 bool ob1x_match_cancel(ob1x_comm_t *oc, int32_t src, uint16_t seq);
 
-/* Sends FLOW messages if the unexpected total crossed a threshold; sender is
- * the peer that just added unexpected data, or NULL after data was consumed. */
-void ob1x_flow_check(struct ompi_proc_t *sender);
+/* Search a peer's unexpected queue (probe / posted receive). Lock held. */
+ob1x_recv_frag_t *ob1x_unexpected_find(ob1x_comm_peer_t *peer, int tag);
 
-/* After unexpected data was consumed: release throttled senders if any. */
-static inline void ob1x_flow_release(void)
-{
-    if (OPAL_UNLIKELY(!opal_list_is_empty(&mca_pml_ob1x.xoff_procs))) {
-        ob1x_flow_check(NULL);
-    }
-}
+/* Remove a fragment from a peer's unexpected queue, with accounting. Lock held. */
+void ob1x_unexpected_remove(ob1x_comm_t *oc, ob1x_comm_peer_t *peer, ob1x_recv_frag_t *frag);
 
 /* Unexpected fragment for (src, tag), src may be MPI_ANY_SOURCE. Lock held. */
 ob1x_recv_frag_t *ob1x_unexpected_find_any(ob1x_comm_t *oc, int src, int tag,

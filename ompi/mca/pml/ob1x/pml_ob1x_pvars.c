@@ -12,14 +12,6 @@
 
 ob1x_counters_t ob1x_counters;
 
-static const char *const protocol_names[OB1X_PROTO_COUNT] = {
-    [OB1X_PROTO_EAGER_IMMEDIATE] = "eager_immediate",
-    [OB1X_PROTO_EAGER_PREPARED] = "eager_prepared",
-    [OB1X_PROTO_EAGER_ALLOCATED] = "eager_allocated",
-    [OB1X_PROTO_SENDRECV_PIPELINE] = "sendrecv_pipeline",
-    [OB1X_PROTO_BUFFERED_PIPELINE] = "buffered_pipeline",
-};
-
 static const struct {
     const char *name;
     const char *description;
@@ -64,21 +56,21 @@ static int register_one(const char *name, const char *desc, int var_class, void 
 
 int ob1x_pvars_register(void)
 {
-    char name[64], desc[160];
+    char name[64], desc[256];
     int rc;
 
     for (int p = 0; p < OB1X_PROTO_COUNT; ++p) {
-        snprintf(name, sizeof(name), "%s_messages", protocol_names[p]);
-        snprintf(desc, sizeof(desc), "Messages this process sent with the %s protocol",
-                 protocol_names[p]);
+        snprintf(name, sizeof(name), "%s_messages", ob1x_protocols[p].name);
+        snprintf(desc, sizeof(desc), "Messages this process sent with the %s protocol (%s)",
+                 ob1x_protocols[p].name, ob1x_protocols[p].description);
         rc = register_one(name, desc, MCA_BASE_PVAR_CLASS_COUNTER, &ob1x_counters.messages[p],
                           MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG);
         if (OMPI_SUCCESS != rc) {
             return rc;
         }
-        snprintf(name, sizeof(name), "%s_bytes", protocol_names[p]);
+        snprintf(name, sizeof(name), "%s_bytes", ob1x_protocols[p].name);
         snprintf(desc, sizeof(desc), "Payload bytes this process sent with the %s protocol",
-                 protocol_names[p]);
+                 ob1x_protocols[p].name);
         rc = register_one(name, desc, MCA_BASE_PVAR_CLASS_COUNTER, &ob1x_counters.bytes[p],
                           MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG);
         if (OMPI_SUCCESS != rc) {

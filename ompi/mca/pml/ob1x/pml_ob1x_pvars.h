@@ -1,10 +1,10 @@
 /*
  * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
  *
- * The send protocols of ob1x and the MPI_T performance variables that count
- * them. Each protocol is one row of a table (pml_ob1x_pvars.c), and every
- * counter is exported as pml_ob1x_<name>, so tests can prove which protocol
- * carried a message.
+ * The MPI_T performance variables of ob1x. Each send protocol (a row of
+ * ob1x_protocols[], pml_ob1x_protocol.h) is counted under its name, and
+ * every counter is exported as pml_ob1x_<name>, so tests can prove which
+ * protocol carried a message.
  */
 #ifndef PML_OB1X_PVARS_H
 #define PML_OB1X_PVARS_H
@@ -14,15 +14,7 @@
 #include "opal/threads/threads.h"
 #include "opal/runtime/opal.h"
 
-/* Sender-side protocols (see docs/ob1x.md for the selection table). */
-typedef enum ob1x_protocol {
-    OB1X_PROTO_EAGER_IMMEDIATE,   /* btl_sendi, no request needed */
-    OB1X_PROTO_EAGER_PREPARED,    /* btl_prepare_src straight from the user buffer */
-    OB1X_PROTO_EAGER_ALLOCATED,   /* btl_alloc + pack */
-    OB1X_PROTO_SENDRECV_PIPELINE, /* RNDV + ACK + FRAGs */
-    OB1X_PROTO_BUFFERED_PIPELINE, /* packed into the attached buffer, then pipeline */
-    OB1X_PROTO_COUNT
-} ob1x_protocol_t;
+#include "pml_ob1x_protocol.h"
 
 /* Other counters, one MPI_T variable each. */
 typedef enum ob1x_event {

@@ -49,16 +49,20 @@ static inline size_t ob1x_frag_msg_length(const ob1x_recv_frag_t *frag)
                                                   : frag->data_len;
 }
 
-/* Replays fragments that were held for a communicator now being added. */
-void ob1x_recv_orphans_replay(struct ompi_communicator_t *comm);
-/* Releases those of a communicator being freed before it took them. */
-void ob1x_recv_orphans_drop(struct ompi_communicator_t *comm);
+/* Ends the job over a header this build cannot read (pml_ob1x_recvfrag.c). */
+void ob1x_recv_bad_hdr(const mca_btl_base_descriptor_t *des);
 
-/* Search a peer's unexpected queue (probe / posted receive). Lock held. */
-ob1x_recv_frag_t *ob1x_unexpected_find(ob1x_comm_peer_t *peer, int tag);
+/* Reject what this build cannot read; a mismatch means two different
+ * builds of ob1x in one job, which can only end the job. */
+static inline const ob1x_hdr_t *ob1x_checked_hdr(const mca_btl_base_descriptor_t *des)
+{
+    const ob1x_hdr_t *hdr = (const ob1x_hdr_t *) des->des_segments[0].seg_addr.pval;
 
-/* Remove a fragment from a peer's unexpected queue, with accounting. Lock held. */
-void ob1x_unexpected_remove(ob1x_comm_t *oc, ob1x_comm_peer_t *peer, ob1x_recv_frag_t *frag);
+    if (OPAL_UNLIKELY(!ob1x_hdr_readable(&hdr->common, des->des_segments[0].seg_len))) {
+        ob1x_recv_bad_hdr(des);
+    }
+    return hdr;
+}
 
 END_C_DECLS
 

@@ -19,6 +19,7 @@
 
 #include "pml_ob1x.h"
 #include "pml_ob1x_ctl.h"
+#include "pml_ob1x_match.h"
 #include "pml_ob1x_recvreq.h"
 
 static int recv_request_free(struct ompi_request_t **request);
@@ -333,4 +334,38 @@ static int recv_request_cancel(struct ompi_request_t *request, int complete)
         ob1x_recv_request_complete(req);
     }
     return OMPI_SUCCESS;
+}
+
+void ob1x_recv_request_start(ob1x_recv_request_t *req)
+{
+    struct ompi_communicator_t *comm = req->base.req_base.req_comm;
+    ob1x_comm_t *oc = ob1x_comm_of(comm);
+    int src = req->base.req_base.req_peer;
+    ob1x_comm_peer_t *peer = NULL;
+    ob1x_recv_frag_t *frag;
+
+    MCA_PML_BASE_RECV_START(&req->base);
+    req->msg_length = 0;
+    req->bytes_received = 0;
+    req->release_bits &= OB1X_REL_FREED;
+    if (0 != req->base.req_base.req_convertor.bConverted) {
+        size_t zero = 0;
+        opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);
+    }
+
+    OPAL_THREAD_LOCK(&oc->lock);
+    req->post_seq = oc->post_seq++;
+    frag = ob1x_unexpected_find_any(oc, src, req->base.req_base.req_tag, &peer);
+    if (NULL != frag) {
+        ob1x_unexpected_remove(oc, peer, frag);
+    } else {
+        opal_list_append(OMPI_ANY_SOURCE == src ? &oc->wildcard : &oc->peers[src].specific,
+                         (opal_list_item_t *) req);
+    }
+    OPAL_THREAD_UNLOCK(&oc->lock);
+
+    if (NULL != frag) {
+        ob1x_recv_request_deliver_frag(req, frag);
+        ob1x_flow_release();
+    }
 }

@@ -1,9 +1,10 @@
 /*
  * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
  *
- * Send requests and the one place that decides the protocol of a message
- * (ob1x_send_request_start below). Each protocol's start is out of line in
- * pml_ob1x_sendreq.c.
+ * Send requests, and how every entry point starts a message: it asks the
+ * one selector (ob1x_protocol_select, pml_ob1x_protocol.h) and calls the
+ * chosen protocol's start (a row of ob1x_protocols[], out of line in
+ * pml_ob1x_send_eager.c or pml_ob1x_send_pipeline.c).
  */
 #ifndef PML_OB1X_SENDREQ_H
 #define PML_OB1X_SENDREQ_H
@@ -18,6 +19,7 @@
 #include "pml_ob1x.h"
 #include "pml_ob1x_comm.h"
 #include "pml_ob1x_hdr.h"
+#include "pml_ob1x_protocol.h"
 
 BEGIN_C_DECLS
 
@@ -72,14 +74,17 @@ static inline bool ob1x_eager_des_copied(const mca_btl_base_descriptor_t *des, s
     return 1 == des->des_segment_count && des->des_segments[0].seg_len == OB1X_HDR_MATCH_LEN + size;
 }
 
-/* Protocol starts (pml_ob1x_sendreq.c). Each returns OMPI_SUCCESS, or
+/* Protocol starts, one per row of ob1x_protocols[] (pml_ob1x_send_eager.c,
+ * pml_ob1x_send_pipeline.c). Each returns OMPI_SUCCESS, or
  * OMPI_ERR_OUT_OF_RESOURCE when the caller should queue the request. */
-int ob1x_send_start_sendi(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
-int ob1x_send_start_prepared(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
-int ob1x_send_start_allocated(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
-int ob1x_send_start_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, size_t first,
-                         uint8_t flags);
-int ob1x_send_start_buffered(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
+int ob1x_send_start_eager_immediate(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
+int ob1x_send_start_eager_prepared(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
+int ob1x_send_start_eager_allocated(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
+int ob1x_send_start_sendrecv_pipeline(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
+int ob1x_send_start_buffered_pipeline(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
+/* The RNDV that opens both pipelines, with `first` payload bytes. */
+int ob1x_send_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, size_t first,
+                   uint8_t flags);
 
 /* A non-blocking eager send that left without a request while the BTL
  * still holds its descriptor: req (made afterwards, already reset) completes
@@ -90,7 +95,8 @@ void ob1x_send_request_adopt_eager(ob1x_send_request_t *req, mca_btl_base_descri
 void ob1x_send_request_reprepare(ob1x_send_request_t *req);
 /* ob1x_send_request_begin for a buffered send that needs the attached
  * buffer and has no sequence number yet. */
-int ob1x_send_request_begin_buffered(ob1x_send_request_t *req);
+int ob1x_send_request_begin_buffered(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl,
+                                     ob1x_protocol_t proto);
 /* ob1x_send_request_start for a start that waited in the pending list. */
 int ob1x_send_request_restart(ob1x_send_request_t *req);
 /* The caller must hold a unit of `outstanding` across the call (the ACK,
@@ -108,6 +114,21 @@ void ob1x_send_request_cancel_answer(ob1x_send_request_t *req, bool cancelled);
 void ob1x_send_request_mpi_complete(ob1x_send_request_t *req);
 void ob1x_send_request_subtract(ob1x_send_request_t *req, int64_t done);
 void ob1x_send_request_queue(ob1x_send_request_t *req, ob1x_send_state_t state);
+/* The PML is done with the request (pml_ob1x_sendreq.c). */
+void ob1x_send_request_pml_complete(ob1x_send_request_t *req);
+/* A BTL reported a failed send: the job cannot continue. */
+void ob1x_send_request_failed(const ob1x_send_request_t *req, int status);
+/* req_cancel of a send request (pml_ob1x_send_cancel.c). */
+int ob1x_send_request_cancel(struct ompi_request_t *request, int complete);
+
+static inline void ob1x_send_request_fill_match(ob1x_hdr_match_t *hdr,
+                                                const ob1x_send_request_t *req, uint8_t type,
+                                                uint8_t flags)
+{
+    const struct ompi_communicator_t *comm = req->base.req_base.req_comm;
+    ob1x_hdr_match_init(hdr, type, flags, (uint16_t) comm->c_contextid, req->seq, comm->c_my_rank,
+                        req->base.req_base.req_tag);
+}
 
 /* ------------------------------------------------------------------
  * Request set-up, inline: every request-path send runs it, and on this
@@ -213,68 +234,58 @@ static inline size_t ob1x_eager_max(const mca_btl_base_module_t *btl)
     return btl->btl_eager_limit - OB1X_HDR_MATCH_LEN;
 }
 
-/* Is btl_sendi worth a try for this payload? Up to sendi_max on any BTL
- * with one; beyond, only on BTLs that copy eager data anyway (no in-place
- * send): their immediate send is that copy without a descriptor. A BTL
- * that sends in place may keep its fastest path for prepare_src. */
-static inline bool ob1x_sendi_fits(const mca_btl_base_module_t *btl, size_t size)
+/* The selector's view of one message on one BTL. */
+static inline __opal_attribute_always_inline__ void
+ob1x_proto_in_init(ob1x_proto_in_t *in, const mca_btl_base_module_t *btl, size_t size,
+                   mca_pml_base_send_mode_t mode, const ob1x_proc_t *oproc)
 {
-    return NULL != btl->btl_sendi && (size <= mca_pml_ob1x.params.sendi_max ||
-                                      !(btl->btl_flags & MCA_BTL_FLAGS_SEND_INPLACE));
+    in->size = size;
+    in->eager_max = ob1x_eager_max(btl);
+    in->sendi_max = mca_pml_ob1x.params.sendi_max;
+    in->sendi = NULL != btl->btl_sendi;
+    in->inplace = 0 != (btl->btl_flags & MCA_BTL_FLAGS_SEND_INPLACE);
+    in->synchronous = MCA_PML_BASE_SEND_SYNCHRONOUS == mode;
+    in->buffered = MCA_PML_BASE_SEND_BUFFERED == mode;
+    in->congested = 0 != oproc->congested;
 }
 
-static inline bool ob1x_sendi_allowed(const ob1x_send_request_t *req,
-                                      const mca_btl_base_module_t *btl, size_t size)
+/* Start with a protocol already chosen for this BTL (a request-less send
+ * that could not run it hands it over). Not eager immediate: that one
+ * never needs a request. */
+static inline int ob1x_send_request_start_as(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl,
+                                             ob1x_protocol_t proto)
 {
-    return ob1x_sendi_fits(btl, size) && size <= ob1x_eager_max(btl);
+    return ob1x_protocols[proto].start(req, bml_btl);
 }
 
-/*
- * The protocol decision for one message (shared/seeds ob1 procedure):
- *   synchronous                     -> send/recv pipeline (RNDV, always ACKed)
- *   receiver congested              -> send/recv pipeline with an empty RNDV
- *   fits the eager limit:
- *     not synchronous, small, sendi -> eager immediate
- *     standard/ready, in-place BTL  -> eager prepared
- *     otherwise                     -> eager allocated
- *   buffered                        -> buffered pipeline
- *   otherwise                       -> send/recv pipeline
- */
+/* Choose the protocol of the request's message on the next BTL of its
+ * peer, and start it. A refused immediate send goes on with the next row. */
 static inline int ob1x_send_request_start(ob1x_send_request_t *req)
 {
     mca_bml_base_btl_t *bml_btl = mca_bml_base_btl_array_get_next(&req->endpoint->btl_eager);
-    mca_btl_base_module_t *btl = bml_btl->btl;
-    size_t size = req->base.req_bytes_packed;
-    mca_pml_base_send_mode_t mode = req->base.req_send_mode;
+    ob1x_proto_in_t in;
+    ob1x_protocol_t proto;
 
-    if (OPAL_UNLIKELY(MCA_PML_BASE_SEND_SYNCHRONOUS == mode)) {
-        return ob1x_send_start_rndv(req, bml_btl, ob1x_rndv_first_size(btl), OB1X_HDR_FLAG_SYNC);
-    }
-    if (OPAL_UNLIKELY(req->oproc->congested)) {
-        ob1x_count_event(OB1X_EV_FLOW_CONTROL_RNDV);
-        return ob1x_send_start_rndv(req, bml_btl, 0, 0);
-    }
-    if (size <= ob1x_eager_max(btl)) {
-        if (ob1x_sendi_allowed(req, btl, size) &&
-            OMPI_SUCCESS == ob1x_send_start_sendi(req, bml_btl)) {
+    ob1x_proto_in_init(&in, bml_btl->btl, req->base.req_bytes_packed, req->base.req_send_mode,
+                       req->oproc);
+    proto = ob1x_protocol_select(&in);
+    if (OB1X_PROTO_EAGER_IMMEDIATE == proto) {
+        if (OPAL_LIKELY(OMPI_SUCCESS == ob1x_send_start_eager_immediate(req, bml_btl))) {
             return OMPI_SUCCESS;
         }
-        if (MCA_PML_BASE_SEND_BUFFERED != mode && 0 != size &&
-            (btl->btl_flags & MCA_BTL_FLAGS_SEND_INPLACE)) {
-            return ob1x_send_start_prepared(req, bml_btl);
-        }
-        return ob1x_send_start_allocated(req, bml_btl);
+        proto = ob1x_protocol_after_immediate(&in);
     }
-    if (MCA_PML_BASE_SEND_BUFFERED == mode) {
-        return ob1x_send_start_buffered(req, bml_btl);
-    }
-    return ob1x_send_start_rndv(req, bml_btl, ob1x_rndv_first_size(btl), 0);
+    return ob1x_send_request_start_as(req, bml_btl, proto);
 }
 
-/* Start, or queue for progress to start when the BTL is out of resources. */
-static inline int ob1x_send_request_start_or_queue(ob1x_send_request_t *req)
+/* Start (as chosen, or choose now when bml_btl is NULL), or queue for
+ * progress to start when the BTL is out of resources. */
+static inline int ob1x_send_request_start_or_queue(ob1x_send_request_t *req,
+                                                   mca_bml_base_btl_t *bml_btl,
+                                                   ob1x_protocol_t proto)
 {
-    int rc = ob1x_send_request_start(req);
+    int rc = NULL == bml_btl ? ob1x_send_request_start(req)
+                             : ob1x_send_request_start_as(req, bml_btl, proto);
     if (OPAL_UNLIKELY(OMPI_ERR_OUT_OF_RESOURCE == rc)) {
         ob1x_send_request_queue(req, OB1X_SEND_START_PENDING);
         rc = OMPI_SUCCESS;
@@ -301,18 +312,20 @@ static inline bool ob1x_bsend_needs_buffer(ob1x_send_request_t *req)
     return true;
 }
 
-/* Activate (seq as for ob1x_send_request_reset) and start or queue. On an
- * error nothing is in flight and the request is not complete; the sequence
- * slot, if one was drawn, has been filled with a VOID. */
-static inline int ob1x_send_request_begin(ob1x_send_request_t *req, int seq)
+/* Activate (seq as for ob1x_send_request_reset) and start or queue, with
+ * the protocol chosen for bml_btl, or chosen now when bml_btl is NULL. On
+ * an error nothing is in flight and the request is not complete; the
+ * sequence slot, if one was drawn, has been filled with a VOID. */
+static inline int ob1x_send_request_begin(ob1x_send_request_t *req, int seq,
+                                          mca_bml_base_btl_t *bml_btl, ob1x_protocol_t proto)
 {
     int rc;
 
     if (OPAL_UNLIKELY(seq < 0 && ob1x_bsend_needs_buffer(req))) {
-        return ob1x_send_request_begin_buffered(req);
+        return ob1x_send_request_begin_buffered(req, bml_btl, proto);
     }
     ob1x_send_request_reset(req, seq);
-    rc = ob1x_send_request_start_or_queue(req);
+    rc = ob1x_send_request_start_or_queue(req, bml_btl, proto);
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
         ob1x_send_request_void(req);
     }

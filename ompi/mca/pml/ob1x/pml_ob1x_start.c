@@ -45,7 +45,7 @@ static int start_send(ompi_request_t **slot)
         }
         req = (ob1x_send_request_t *) *slot;
     }
-    rc = ob1x_send_request_begin(req, -1);
+    rc = ob1x_send_request_begin(req, -1, NULL, OB1X_PROTO_COUNT);
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
         /* Report through the request, as MPI_Start must leave it usable. */
         req->base.req_base.req_ompi.req_status.MPI_ERROR = rc;

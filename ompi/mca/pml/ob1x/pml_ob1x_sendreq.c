@@ -153,9 +153,7 @@ int ob1x_send_start_sendi(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
 
 static void send_failed(const ob1x_send_request_t *req, int status)
 {
-    opal_output(0, "pml:ob1x: a BTL failed to send to %s (%d); the job cannot continue",
-                OMPI_NAME_PRINT(&req->base.req_base.req_proc->super.proc_name), status);
-    ompi_rte_abort(status, NULL);
+    ob1x_send_fatal(req->base.req_base.req_proc, status);
 }
 
 /* Local completion of an eager message: its one descriptor carried it all. */

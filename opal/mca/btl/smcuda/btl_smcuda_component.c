@@ -55,64 +55,59 @@ mca_btl_smcuda_component_t mca_btl_smcuda_component = {
 /* parameters                                                          */
 /* ------------------------------------------------------------------ */
 
-/* Performance variables, in the order ompi_info lists them. */
-#define PV(which) (&mca_btl_smcuda_component.pv[SMCUDA_PV_##which])
+/* Performance variables (all counters), in the order ompi_info lists them. */
+#define COUNTER(which, name, description)                                                          \
+    {                                                                                              \
+        name, description, MCA_BASE_PVAR_CLASS_COUNTER,                                            \
+            &mca_btl_smcuda_component.pv[SMCUDA_PV_##which]                                        \
+    }
 
 static const ob1x_pvar_t pvars[] = {
-    {"fbox_messages", "Messages sent through a peer's fast-box ring", MCA_BASE_PVAR_CLASS_COUNTER,
-     PV(FBOX_MESSAGES)},
-    {"fbox_bytes", "Bytes (upper-layer header + payload) sent through fast-box rings",
-     MCA_BASE_PVAR_CLASS_COUNTER, PV(FBOX_BYTES)},
-    {"fifo_messages", "Fragments pushed into a peer's receive FIFO", MCA_BASE_PVAR_CLASS_COUNTER,
-     PV(FIFO_MESSAGES)},
-    {"fifo_bytes", "Bytes (upper-layer header + payload) sent through receive FIFOs",
-     MCA_BASE_PVAR_CLASS_COUNTER, PV(FIFO_BYTES)},
-    {"sendi_messages", "Messages accepted by the immediate send (btl_sendi), ring or FIFO",
-     MCA_BASE_PVAR_CLASS_COUNTER, PV(SENDI_MESSAGES)},
-    {"sendi_bytes", "Bytes accepted by the immediate send", MCA_BASE_PVAR_CLASS_COUNTER,
-     PV(SENDI_BYTES)},
-    {"put_messages", "Single-copy writes (btl_put)", MCA_BASE_PVAR_CLASS_COUNTER, PV(PUT_MESSAGES)},
-    {"put_bytes", "Bytes written by btl_put", MCA_BASE_PVAR_CLASS_COUNTER, PV(PUT_BYTES)},
-    {"get_messages", "Single-copy reads (btl_get)", MCA_BASE_PVAR_CLASS_COUNTER, PV(GET_MESSAGES)},
-    {"get_bytes", "Bytes read by btl_get", MCA_BASE_PVAR_CLASS_COUNTER, PV(GET_BYTES)},
-    {"flow_control_stalls",
-     "Sends queued because the peer's FIFO was full or older sends were still queued",
-     MCA_BASE_PVAR_CLASS_COUNTER, PV(FLOW_CONTROL_STALLS)},
-    {"get_helped_bytes",
-     "Bytes this process copied into a peer on its behalf, as the helper of a shared get",
-     MCA_BASE_PVAR_CLASS_COUNTER, PV(GET_HELPED_BYTES)},
-    {"atomic_ops",
-     "Atomic operations started (btl_atomic_op, btl_atomic_fop, btl_atomic_cswap); each is "
-     "applied by the target process and answered with the old value",
-     MCA_BASE_PVAR_CLASS_COUNTER, PV(ATOMIC_OPS)},
-    {"cma_bounced_bytes",
-     "Bytes of single-copy transfers (CMA) moved through a bounce buffer because the kernel's "
-     "copy would have run at its slow distance (destination 1..15 bytes past the source modulo "
-     "4096)",
-     MCA_BASE_PVAR_CLASS_COUNTER, PV(CMA_BOUNCED_BYTES)},
-    {"stream_single_messages",
-     "Messages of one-way streams below btl_smcuda_single_copy_busy_limit sent by single copy "
-     "(the receiver measured it cheaper: btl_smcuda_single_copy_adapt)",
-     MCA_BASE_PVAR_CLASS_COUNTER, PV(STREAM_SINGLE)},
-    {"stream_copy_messages",
-     "Messages of one-way streams below btl_smcuda_single_copy_busy_limit sent through the copy "
-     "path",
-     MCA_BASE_PVAR_CLASS_COUNTER, PV(STREAM_COPY)},
-    {"pull_messages",
-     "Pipeline fragments received whose data this process read from the sender's buffer "
-     "(btl_smcuda_pull_fragments)",
-     MCA_BASE_PVAR_CLASS_COUNTER, PV(PULL_MESSAGES)},
-    {"pull_bytes", "Bytes read for pulled pipeline fragments", MCA_BASE_PVAR_CLASS_COUNTER,
-     PV(PULL_BYTES)},
-    {"guest_peers",
-     "Local peers of other jobs (MPI_Comm_spawn, MPI_Comm_connect/accept) reached through "
-     "shared memory",
-     MCA_BASE_PVAR_CLASS_COUNTER, PV(GUEST_PEERS)},
-    {"far_single_messages",
-     "Messages below btl_smcuda_cma_min_size sent by single copy because the receiver is far "
-     "away (btl_smcuda_far_handoff_ns); pipeline fragments below it left for such a receiver "
-     "to pull count too",
-     MCA_BASE_PVAR_CLASS_COUNTER, PV(FAR_SINGLE)},
+    COUNTER(FBOX_MESSAGES, "fbox_messages", "Messages sent through a peer's fast-box ring"),
+    COUNTER(FBOX_BYTES, "fbox_bytes",
+            "Bytes (upper-layer header + payload) sent through fast-box rings"),
+    COUNTER(FIFO_MESSAGES, "fifo_messages", "Fragments pushed into a peer's receive FIFO"),
+    COUNTER(FIFO_BYTES, "fifo_bytes",
+            "Bytes (upper-layer header + payload) sent through receive FIFOs"),
+    COUNTER(SENDI_MESSAGES, "sendi_messages",
+            "Messages accepted by the immediate send (btl_sendi), ring or FIFO"),
+    COUNTER(SENDI_BYTES, "sendi_bytes", "Bytes accepted by the immediate send"),
+    COUNTER(PUT_MESSAGES, "put_messages", "Single-copy writes (btl_put)"),
+    COUNTER(PUT_BYTES, "put_bytes", "Bytes written by btl_put"),
+    COUNTER(GET_MESSAGES, "get_messages", "Single-copy reads (btl_get)"),
+    COUNTER(GET_BYTES, "get_bytes", "Bytes read by btl_get"),
+    COUNTER(FLOW_CONTROL_STALLS, "flow_control_stalls",
+            "Sends queued because the peer's FIFO was full or older sends were still queued"),
+    COUNTER(GET_HELPED_BYTES, "get_helped_bytes",
+            "Bytes this process copied into a peer on its behalf, as the helper of a shared get"),
+    COUNTER(ATOMIC_OPS, "atomic_ops",
+            "Atomic operations started (btl_atomic_op, btl_atomic_fop, btl_atomic_cswap); each is "
+            "applied by the target process and answered with the old value"),
+    COUNTER(
+        CMA_BOUNCED_BYTES, "cma_bounced_bytes",
+        "Bytes of single-copy transfers (CMA) moved through a bounce buffer because the kernel's "
+        "copy would have run at its slow distance (destination 1..15 bytes past the source modulo "
+        "4096)"),
+    COUNTER(
+        STREAM_SINGLE, "stream_single_messages",
+        "Messages of one-way streams below btl_smcuda_single_copy_busy_limit sent by single copy "
+        "(the receiver measured it cheaper: btl_smcuda_single_copy_adapt)"),
+    COUNTER(
+        STREAM_COPY, "stream_copy_messages",
+        "Messages of one-way streams below btl_smcuda_single_copy_busy_limit sent through the copy "
+        "path"),
+    COUNTER(PULL_MESSAGES, "pull_messages",
+            "Pipeline fragments received whose data this process read from the sender's buffer "
+            "(btl_smcuda_pull_fragments)"),
+    COUNTER(PULL_BYTES, "pull_bytes", "Bytes read for pulled pipeline fragments"),
+    COUNTER(GUEST_PEERS, "guest_peers",
+            "Local peers of other jobs (MPI_Comm_spawn, MPI_Comm_connect/accept) reached through "
+            "shared memory"),
+    COUNTER(
+        FAR_SINGLE, "far_single_messages",
+        "Messages below btl_smcuda_cma_min_size sent by single copy because the receiver is far "
+        "away (btl_smcuda_far_handoff_ns); pipeline fragments below it left for such a receiver "
+        "to pull count too"),
 };
 
 _Static_assert(sizeof(pvars) / sizeof(pvars[0]) == SMCUDA_PV_COUNT, "one row per counter");

@@ -3,15 +3,45 @@
  *
  * common_ob1x_help.c - help files and messages (common_ob1x_help.h).
  */
+#define _GNU_SOURCE /* dladdr */
 #include "opal_config.h"
 
+#include <dlfcn.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "common_ob1x_help.h"
+
+/* <dir>/../../share/openmpi for the DSO this code is linked into at
+ * <dir>: where an install under another prefix than configure's (make
+ * install prefix=..., a staged install moved into place) put the help
+ * files, since $(libdir) is <prefix>/lib and $(datadir) <prefix>/share. */
+static void add_dso_relative_dir(void)
+{
+    Dl_info info;
+    char path[PATH_MAX];
+    char *slash;
+
+    if (0 == dladdr((void *) add_dso_relative_dir, &info) || NULL == info.dli_fname ||
+        (size_t) snprintf(path, sizeof(path), "%s", info.dli_fname) >= sizeof(path)) {
+        return;
+    }
+    slash = strrchr(path, '/');
+    if (NULL == slash) {
+        return;
+    }
+    *slash = '\0';
+    if ((size_t) snprintf(slash, sizeof(path) - (size_t) (slash - path), "/../../share/openmpi") <
+            sizeof(path) - (size_t) (slash - path) &&
+        0 == access(path, R_OK)) {
+        (void) opal_show_help_add_dir(path);
+    }
+}
 
 void ob1x_help_dirs_add(const char *component_srcdir)
 {
@@ -31,6 +61,7 @@ void ob1x_help_dirs_add(const char *component_srcdir)
         (void) opal_show_help_add_dir(OB1X_COMMON_SRCDIR);
     }
     (void) opal_show_help_add_dir(OB1X_HELP_DIR);
+    add_dso_relative_dir();
 }
 
 void ob1x_show_help_now(const char *file, const char *topic, ...)

@@ -117,7 +117,9 @@ static void keep_early(ob1x_recv_request_t *req, size_t offset, struct iovec *io
     }
     piece = (early_piece_t *) malloc(sizeof(*piece) + len);
     if (NULL == piece) {
-        opal_output(0, "pml:ob1x: out of memory holding an early fragment");
+        ob1x_show_help_now("help-mpi-pml-ob1x.txt", "out-of-memory",
+                           "a fragment that arrived ahead of its predecessors",
+                           "the job is aborted", ob1x_host());
         ompi_rte_abort(OMPI_ERR_OUT_OF_RESOURCE, NULL);
         return;
     }

@@ -15,6 +15,8 @@
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
+#include "common_ob1x_help.h"
+
 static void endpoint_construct(mca_btl_base_endpoint_t *ep)
 {
     ep->proc = NULL;
@@ -156,10 +158,8 @@ mca_btl_base_endpoint_t *mca_btl_smcuda_endpoint_new(mca_btl_smcuda_module_t *m,
         static bool noticed = false;
         if (!noticed) {
             noticed = true;
-            opal_output(0,
-                        "btl/smcuda: %s single copy refused by local peer pid %d; using "
-                        "copy-in/copy-out with it",
-                        m->copy->name, (int) pid);
+            opal_show_help("help-btl-smcuda.txt", "cma-refused", true, m->copy->name, ob1x_host(),
+                           (int) pid);
         }
     }
     return ep;

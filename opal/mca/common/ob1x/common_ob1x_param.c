@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
  *
  * common_ob1x_param.c - registration and checking of parameter tables
- * (common_ob1x_param.h), and where the help files are found.
+ * (common_ob1x_param.h).
  */
 #include "opal_config.h"
 
@@ -10,6 +10,14 @@
 
 #include "opal/constants.h"
 #include "common_ob1x_param.h"
+
+/* "<framework>_<component>_<name><suffix>", the name users set. */
+static void full_name(const mca_base_component_t *component, const ob1x_param_t *p,
+                      const char *suffix, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s_%s_%s%s", component->mca_type_name, component->mca_component_name,
+             p->name, suffix);
+}
 
 static void set_default(const ob1x_param_t *p)
 {
@@ -54,8 +62,7 @@ static void show_invalid_enum(const mca_base_component_t *component, const ob1x_
 {
     char full[128], names[256];
 
-    snprintf(full, sizeof(full), "%s_%s_%s", component->mca_type_name,
-             component->mca_component_name, p->name);
+    full_name(component, p, "", full, sizeof(full));
     enum_names(p->enum_vals, names, sizeof(names));
     ob1x_show_help_now("help-ob1x-common.txt", "invalid-enum-param", component->mca_type_name,
                        component->mca_component_name, ob1x_host(), full, names);
@@ -69,8 +76,7 @@ static int register_one(const mca_base_component_t *component, const ob1x_param_
 
     if (NULL != p->enum_vals) {
         char name[128];
-        snprintf(name, sizeof(name), "%s_%s_%ss", component->mca_type_name,
-                 component->mca_component_name, p->name);
+        full_name(component, p, "s", name, sizeof(name));
         rc = mca_base_var_enum_create(name, p->enum_vals, &enumerator);
         if (OPAL_SUCCESS != rc) {
             return rc;
@@ -133,8 +139,7 @@ static void show_invalid(const mca_base_component_t *component, const ob1x_param
     char full[128], value[32], range[64];
     const char *valid = p->valid_text;
 
-    snprintf(full, sizeof(full), "%s_%s_%s", component->mca_type_name,
-             component->mca_component_name, p->name);
+    full_name(component, p, "", full, sizeof(full));
     snprintf(value, sizeof(value), "%lld", value_of(p));
     if (NULL == valid) {
         if (OB1X_PARAM_NO_MAX == p->max) {

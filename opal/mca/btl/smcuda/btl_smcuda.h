@@ -33,7 +33,9 @@
 #include "opal/threads/mutex.h"
 
 #include "btl_smcuda_shm.h"
-#include "common_ob1x_pvar.h"
+/* by its place beside this header: the unit tests (test/btl/*_unit.c)
+ * compile this header with Open MPI's include paths only */
+#include "../../common/ob1x/common_ob1x_pvar.h"
 
 #if defined(__has_include)
 #if __has_include("ob1x_version.h")

@@ -4,9 +4,9 @@
 # Usage: badparam.sh pml|btl
 #
 # A parameter of pml/ob1x (pml) or btl/smcuda (btl) that cannot work stops
-# the component with one line naming the parameter ("pml:ob1x: invalid MCA
-# parameter: pml_ob1x_<name> ...", "btl/smcuda: invalid MCA parameter:
-# btl_smcuda_<name> ..."), and the job fails within seconds instead of
+# the component with a help message (help-ob1x-common.txt, invalid-param)
+# naming the parameter, its value and the accepted values ("MCA parameter:
+# pml_ob1x_<name>"), and the job fails within seconds instead of
 # running with a value the user did not mean or crashing: zero or negative
 # depths and list sizes, negative byte counts (Open MPI reads "-1" for a
 # size_t parameter as 2^64 - 1), fragments too large for the shared pool.
@@ -26,16 +26,16 @@ trap 'rm -rf "$tmp"' EXIT
 case "${1:-}" in
 pml)
     select=(--mca pml ob1x --mca btl self,vader)
-    prefix=pml_ob1x_ message="pml:ob1x: invalid MCA parameter:"
+    prefix=pml_ob1x_
     legal="sendi_max=0 unexpected_limit=0 rndv_eager_limit=1"
-    bad="send_pipeline_depth=0 send_pipeline_depth=-3 recv_pipeline_depth=0
+    bad="send_pipeline_depth=0 send_pipeline_depth=-3
         free_list_num=-1 free_list_inc=0 free_list_max=2 fault_every=1 fault_every=-1
         orphan_hold_ms=-2 rndv_eager_limit=-5 sendi_max=-1 unexpected_limit=-1"
     ;;
 btl)
     # ob1 so that the BTL alone decides; smcuda is the only way to the peer
     select=(--mca pml ob1 --mca btl self,smcuda)
-    prefix=btl_smcuda_ message="btl/smcuda: invalid MCA parameter:"
+    prefix=btl_smcuda_
     legal="eager_limit=0 max_send_size=0 fifo_size=0 fbox_count=0 cma_min_size=0
         pull_fragments=0 pull_fragments=2"
     bad="eager_limit=-1 eager_limit=100000000 max_send_size=-1 max_send_size=1000000000
@@ -68,8 +68,10 @@ for kv in $bad; do
     rc=$?
     [ $rc -ne 0 ] || fail "$prefix$kv: the job succeeded"
     [ $rc -ne 124 ] && [ $rc -ne 137 ] || fail "$prefix$kv: the job hung"
-    grep -q "$message $prefix$name " "$tmp/out" ||
-        fail "$prefix$kv: no message naming the parameter; output: $(head -5 "$tmp/out")"
+    grep -q "^ *MCA parameter: *$prefix$name\$" "$tmp/out" &&
+        grep -q "^ *Value: *${kv#*=}\$" "$tmp/out" &&
+        grep -q "^ *Accepted values: " "$tmp/out" ||
+        fail "$prefix$kv: no help message naming the parameter, value and accepted values; output: $(head -12 "$tmp/out")"
     grep -q "Segmentation\|signal" "$tmp/out" && fail "$prefix$kv: a process crashed"
     echo "rejected $prefix$kv in $((SECONDS - start)) s"
     checked=$((checked + 1))

@@ -99,6 +99,14 @@ round_trip() {
     grep -q "^mca_base_component_path = $compdir:" "$params" ||
         fail "$params does not put $compdir first: $(grep component_path "$params")"
     [ -x "$prefix/bin/ob1x-activate" ] || fail "ob1x-activate not installed in $prefix/bin"
+    # help files of the error messages, where the components look for them
+    # (share/openmpi beside the lib directory they are loaded from)
+    local help
+    for help in "$OB1X_ABS_TOP_SRCDIR"/{ompi,opal}/mca/*/*/help-*.txt; do
+        [ -f "$help" ] || continue
+        cmp -s "$help" "$prefix/share/openmpi/${help##*/}" ||
+            fail "${help##*/} not installed in $prefix/share/openmpi"
+    done
 
     local after_install info c fw name where
     after_install=$(cat "$params")

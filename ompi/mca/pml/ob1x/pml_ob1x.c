@@ -6,10 +6,12 @@
 #include "ompi_config.h"
 
 #include "opal/class/opal_bitmap.h"
+#include "opal/mca/btl/base/base.h"
 #include "ompi/mca/bml/base/base.h"
 #include "ompi/mca/pml/base/base.h"
 #include "ompi/mca/rte/rte.h"
 
+#include "common_ob1x_param.h"
 #include "pml_ob1x.h"
 #include "pml_ob1x_comm.h"
 #include "pml_ob1x_ctl.h"
@@ -54,11 +56,18 @@ static void btl_error(struct mca_btl_base_module_t *btl, int32_t flags, opal_pro
     if (!(flags & MCA_BTL_ERROR_FLAGS_FATAL)) {
         return;
     }
-    opal_output(0, "pml:ob1x: BTL %s lost the connection%s%s%s%s; the job cannot continue",
-                btl->btl_component->btl_version.mca_component_name, NULL != errproc ? " to " : "",
-                NULL != errproc ? OPAL_NAME_PRINT(errproc->proc_name) : "",
-                NULL != btlinfo ? ": " : "", NULL != btlinfo ? btlinfo : "");
+    ob1x_show_help_now("help-mpi-pml-ob1x.txt", "btl-fatal-error",
+                       btl->btl_component->btl_version.mca_component_name, ob1x_host(),
+                       NULL != errproc ? OPAL_NAME_PRINT(errproc->proc_name) : "(unknown)",
+                       NULL != btlinfo ? btlinfo : "(none)");
     ompi_rte_abort(OMPI_ERR_UNREACH, NULL);
+}
+
+void ob1x_send_fatal(const struct ompi_proc_t *proc, int status)
+{
+    ob1x_show_help_now("help-mpi-pml-ob1x.txt", "btl-send-failed", status, ob1x_host(),
+                       NULL != proc ? OMPI_NAME_PRINT(&proc->super.proc_name) : "(unknown)");
+    ompi_rte_abort(status, NULL);
 }
 
 /* ob1x sends raw bytes without conversion: every process must share our
@@ -67,11 +76,43 @@ static int check_homogeneous(struct ompi_proc_t **procs, size_t nprocs)
 {
     for (size_t i = 0; i < nprocs; ++i) {
         if (procs[i]->super.proc_arch != ompi_proc_local()->super.proc_arch) {
-            opal_output(0,
-                        "pml:ob1x: process %s has a different architecture; ob1x supports "
-                        "homogeneous jobs only (use --mca pml ob1)",
-                        OMPI_NAME_PRINT(&procs[i]->super.proc_name));
+            ob1x_show_help_now("help-mpi-pml-ob1x.txt", "heterogeneous", ob1x_host(),
+                               OMPI_NAME_PRINT(&procs[i]->super.proc_name));
             return OMPI_ERR_NOT_SUPPORTED;
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
+/* Refuses a BTL whose limits cannot hold ob1x's headers: an eager
+ * fragment must hold the largest header sent in one (RNDV; control
+ * messages are smaller), and a pipeline fragment must carry at least one
+ * byte after its FRAG header. Smaller limits would underflow the payload
+ * sizes derived from them (see ob1x_eager_max, ob1x_rndv_payload). */
+static int check_btl_limits(void)
+{
+    mca_btl_base_selected_module_t *sm;
+
+    OPAL_LIST_FOREACH(sm, &mca_btl_base_modules_initialized, mca_btl_base_selected_module_t)
+    {
+        const mca_btl_base_module_t *btl = sm->btl_module;
+        const char *name = sm->btl_component->btl_version.mca_component_name;
+        const char *topic = NULL;
+        size_t value = 0, minimum = 0;
+
+        if (btl->btl_eager_limit < sizeof(ob1x_hdr_rndv_t)) {
+            topic = "eager-limit-too-small";
+            value = btl->btl_eager_limit;
+            minimum = sizeof(ob1x_hdr_rndv_t);
+        } else if (btl->btl_max_send_size <= sizeof(ob1x_hdr_frag_t)) {
+            topic = "max-send-size-too-small";
+            value = btl->btl_max_send_size;
+            minimum = sizeof(ob1x_hdr_frag_t) + 1;
+        }
+        if (NULL != topic) {
+            ob1x_show_help_now("help-mpi-pml-ob1x.txt", topic, name, ob1x_host(), name,
+                               (unsigned long) value, (unsigned long) minimum, name);
+            return OMPI_ERR_BAD_PARAM;
         }
     }
     return OMPI_SUCCESS;
@@ -112,7 +153,11 @@ int ob1x_add_procs(struct ompi_proc_t **procs, size_t nprocs)
         rc = mca_bml.bml_add_procs(nprocs, procs, &reachable);
     }
     OBJ_DESTRUCT(&reachable);
-    return rc;
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    /* after bml_add_procs: the BTLs it opened are the ones ob1x will use */
+    return check_btl_limits();
 }
 
 int ob1x_del_procs(struct ompi_proc_t **procs, size_t nprocs)

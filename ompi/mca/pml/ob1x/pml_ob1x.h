@@ -32,7 +32,6 @@ typedef struct ob1x_params {
     int free_list_max;
     int free_list_inc;
     int send_pipeline_depth;
-    int recv_pipeline_depth;
     size_t rndv_eager_limit; /* 0: use each BTL's own */
     size_t sendi_max;        /* largest payload tried with btl_sendi */
     bool isend_requestless;  /* eager Isend before any request (see pml_ob1x_isend.c) */
@@ -87,6 +86,9 @@ OMPI_DECLSPEC extern mca_pml_base_component_2_0_0_t mca_pml_ob1x_component;
 
 /* Module entry points (one file per entry point family). */
 int ob1x_add_procs(struct ompi_proc_t **procs, size_t nprocs);
+/* A BTL failed a send (to `proc`, NULL if unknown) with no way to retry:
+ * says so through the help system and aborts the job. */
+void ob1x_send_fatal(const struct ompi_proc_t *proc, int status);
 int ob1x_del_procs(struct ompi_proc_t **procs, size_t nprocs);
 int ob1x_enable(bool enable);
 int ob1x_progress(void);

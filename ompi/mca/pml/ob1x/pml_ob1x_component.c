@@ -45,140 +45,156 @@ mca_pml_base_component_2_0_0_t mca_pml_ob1x_component = {
     .pmlm_finalize = component_finalize,
 };
 
-/* One read-only MCA variable of this component. */
-static void reg(const char *name, const char *desc, mca_base_var_type_t type, void *storage,
-                int level)
+#define P(field) (&mca_pml_ob1x.params.field)
+
+static bool free_list_max_valid(void)
 {
-    (void) mca_base_component_var_register(&mca_pml_ob1x_component.pmlm_version, name, desc, type,
-                                           NULL, 0, 0, level, MCA_BASE_VAR_SCOPE_READONLY, storage);
+    const ob1x_params_t *p = &mca_pml_ob1x.params;
+    return -1 == p->free_list_max || p->free_list_max >= p->free_list_num;
 }
 
-static void reg_int(const char *name, const char *desc, int *storage, int level)
+static bool fault_every_valid(void)
 {
-    reg(name, desc, MCA_BASE_VAR_TYPE_INT, storage, level);
+    return 1 != mca_pml_ob1x.params.fault_every;
 }
 
-static void reg_bool(const char *name, const char *desc, bool *storage, int level)
-{
-    reg(name, desc, MCA_BASE_VAR_TYPE_BOOL, storage, level);
-}
+/* Every MCA parameter of pml/ob1x, in the order ompi_info lists them. */
+static const ob1x_param_t params[] = {
+    {.name = "priority",
+     .type = MCA_BASE_VAR_TYPE_INT,
+     .storage = P(priority),
+     .def = 20,
+     .level = OPAL_INFO_LVL_3,
+     .description = "Selection priority of pml/ob1x (default 20, as ob1; "
+                    "select explicitly with --mca pml ob1x)"},
+    {.name = "verbose",
+     .type = MCA_BASE_VAR_TYPE_INT,
+     .storage = P(verbose),
+     .def = 0,
+     .level = OPAL_INFO_LVL_9,
+     .description = "Verbosity of pml/ob1x diagnostics, 0 (quiet) to 100"},
+    {.name = "free_list_num",
+     .type = MCA_BASE_VAR_TYPE_INT,
+     .storage = P(free_list_num),
+     .def = 16,
+     .min = 0,
+     .max = OB1X_PARAM_NO_MAX,
+     .level = OPAL_INFO_LVL_9,
+     .description = "Requests and held fragments allocated up front (>= 0)"},
+    {.name = "free_list_max",
+     .type = MCA_BASE_VAR_TYPE_INT,
+     .storage = P(free_list_max),
+     .def = -1,
+     .valid = free_list_max_valid,
+     .valid_text = "-1 or >= pml_ob1x_free_list_num",
+     .level = OPAL_INFO_LVL_9,
+     .description = "Upper bound of each free list; -1: unbounded"},
+    {.name = "free_list_inc",
+     .type = MCA_BASE_VAR_TYPE_INT,
+     .storage = P(free_list_inc),
+     .def = 64,
+     .min = 1,
+     .max = OB1X_PARAM_NO_MAX,
+     .level = OPAL_INFO_LVL_9,
+     .description = "Elements added when a free list grows (>= 1)"},
+    {.name = "send_pipeline_depth",
+     .type = MCA_BASE_VAR_TYPE_INT,
+     .storage = P(send_pipeline_depth),
+     .def = 16,
+     .min = 1,
+     .max = OB1X_PARAM_NO_MAX,
+     .level = OPAL_INFO_LVL_6,
+     .description = "FRAG messages a rendezvous sender keeps in flight per message (>= 1). Deep "
+                    "enough that the receiver's copies never wait for the sender's (default 16: "
+                    "a 1 MiB ping-pong over smcuda takes 38 us, against 104 us with 3)"},
+    {.name = "rndv_eager_limit",
+     .type = MCA_BASE_VAR_TYPE_SIZE_T,
+     .storage = P(rndv_eager_limit),
+     .def = 0,
+     .min = 0,
+     .max = OB1X_PARAM_NO_MAX,
+     .valid_text = ">= 0 (a byte count)",
+     .level = OPAL_INFO_LVL_5,
+     .description = "Payload bytes sent with the first fragment of a rendezvous; 0 uses each "
+                    "BTL's btl_<name>_rndv_eager_limit. Never more than the BTL's eager limit."},
+    {.name = "sendi_max",
+     .type = MCA_BASE_VAR_TYPE_SIZE_T,
+     .storage = P(sendi_max),
+     .def = 256,
+     .min = 0,
+     .max = OB1X_PARAM_NO_MAX,
+     .valid_text = ">= 0 (a byte count)",
+     .level = OPAL_INFO_LVL_5,
+     .description = "Largest payload tried with the BTL's immediate send (eager immediate "
+                    "protocol) on BTLs that can send in place; BTLs that copy eager data anyway "
+                    "get btl_sendi up to their eager limit"},
+    {.name = "isend_requestless",
+     .type = MCA_BASE_VAR_TYPE_BOOL,
+     .storage = P(isend_requestless),
+     .def = true,
+     .level = OPAL_INFO_LVL_5,
+     .description = "Non-blocking standard/ready eager sends of a single-threaded process are "
+                    "handed to the BTL before any request exists; the send needs none when the "
+                    "descriptor holds a copy of the data or the BTL completes it at once, else "
+                    "one is made afterwards (counted by pml_ob1x_late_requests). false: always "
+                    "allocate the request first"},
+    {.name = "unexpected_limit",
+     .type = MCA_BASE_VAR_TYPE_SIZE_T,
+     .storage = P(unexpected_limit),
+     .def = 64LL << 20,
+     .min = 0,
+     .max = OB1X_PARAM_NO_MAX,
+     .valid_text = ">= 0 (a byte count)",
+     .level = OPAL_INFO_LVL_5,
+     .description = "Bytes of unexpected eager data a receiver holds before it tells senders to "
+                    "use rendezvous (header-only first fragment) until it drains below half; 0 "
+                    "disables"},
+    {.name = "fault_every",
+     .type = MCA_BASE_VAR_TYPE_INT,
+     .storage = P(fault_every),
+     .def = 0,
+     .min = 0,
+     .max = OB1X_PARAM_NO_MAX,
+     .valid = fault_every_valid,
+     .valid_text = "0 (off) or >= 2",
+     .level = OPAL_INFO_LVL_9,
+     .description = "Testing aid: every Nth BTL descriptor request of ob1x acts as if the BTL "
+                    "were out of resources, to exercise the queue-and-retry paths; 0 (default) "
+                    "disables"},
+    {.name = "orphan_hold_ms",
+     .type = MCA_BASE_VAR_TYPE_INT,
+     .storage = P(orphan_hold_ms),
+     .def = 0,
+     .min = 0,
+     .max = OB1X_PARAM_NO_MAX,
+     .level = OPAL_INFO_LVL_9,
+     .description = "Testing aid: every communicator the application creates treats the "
+                    "messages that reach it during its first N milliseconds as sent to a "
+                    "communicator not created here yet (held, counted by "
+                    "pml_ob1x_orphan_messages, matched in order afterwards); 0 (default) "
+                    "disables"},
+};
 
-static void reg_size(const char *name, const char *desc, size_t *storage, int level)
-{
-    reg(name, desc, MCA_BASE_VAR_TYPE_SIZE_T, storage, level);
-}
+#define N_PARAMS (sizeof(params) / sizeof(params[0]))
 
 static int component_register(void)
 {
-    ob1x_params_t *p = &mca_pml_ob1x.params;
+    int rc;
 
-    *p = (ob1x_params_t){
-        .priority = 20,
-        .verbose = 0,
-        .free_list_num = 16,
-        .free_list_max = -1,
-        .free_list_inc = 64,
-        .send_pipeline_depth = 16,
-        .recv_pipeline_depth = 4,
-        .rndv_eager_limit = 0,
-        .sendi_max = 256,
-        .isend_requestless = true,
-        .unexpected_limit = 64UL << 20,
-        .fault_every = 0,
-        .orphan_hold_ms = 0,
-    };
-    reg_int("priority",
-            "Selection priority of pml/ob1x (default 20, as ob1; "
-            "select explicitly with --mca pml ob1x)",
-            &p->priority, OPAL_INFO_LVL_3);
-    reg_int("verbose", "Verbosity of pml/ob1x diagnostics, 0 (quiet) to 100", &p->verbose,
-            OPAL_INFO_LVL_9);
-    reg_int("free_list_num", "Requests and held fragments allocated up front (>= 0)",
-            &p->free_list_num, OPAL_INFO_LVL_9);
-    reg_int("free_list_max", "Upper bound of each free list; -1: unbounded", &p->free_list_max,
-            OPAL_INFO_LVL_9);
-    reg_int("free_list_inc", "Elements added when a free list grows (>= 1)", &p->free_list_inc,
-            OPAL_INFO_LVL_9);
-    reg_int("send_pipeline_depth",
-            "FRAG messages a rendezvous sender keeps in flight per message (>= 1). Deep enough "
-            "that the receiver's copies never wait for the sender's (default 16: a 1 MiB "
-            "ping-pong over smcuda takes 38 us, against 104 us with 3)",
-            &p->send_pipeline_depth, OPAL_INFO_LVL_6);
-    reg_int("recv_pipeline_depth",
-            "Receive-side pipeline depth, used by the RDMA pipeline protocol (>= 1)",
-            &p->recv_pipeline_depth, OPAL_INFO_LVL_6);
-    reg_size("rndv_eager_limit",
-             "Payload bytes sent with the first fragment of a rendezvous; 0 uses each BTL's "
-             "btl_<name>_rndv_eager_limit. Never more than the BTL's eager limit.",
-             &p->rndv_eager_limit, OPAL_INFO_LVL_5);
-    reg_size("sendi_max",
-             "Largest payload tried with the BTL's immediate send (eager immediate protocol) on "
-             "BTLs that can send in place; BTLs that copy eager data anyway get btl_sendi up to "
-             "their eager limit",
-             &p->sendi_max, OPAL_INFO_LVL_5);
-    reg_bool("isend_requestless",
-             "Non-blocking standard/ready eager sends of a single-threaded process are handed to "
-             "the BTL before any request exists; the send needs none when the descriptor holds a "
-             "copy of the data or the BTL completes it at once, else one is made afterwards "
-             "(counted by pml_ob1x_late_requests). false: "
-             "always allocate the request first",
-             &p->isend_requestless, OPAL_INFO_LVL_5);
-    reg_size("unexpected_limit",
-             "Bytes of unexpected eager data a receiver holds before it tells senders to use "
-             "rendezvous (header-only first fragment) until it drains below half; 0 disables",
-             &p->unexpected_limit, OPAL_INFO_LVL_5);
-    reg_int("fault_every",
-            "Testing aid: every Nth BTL descriptor request of ob1x acts as if the BTL were out "
-            "of resources, to exercise the queue-and-retry paths; 0 (default) disables",
-            &p->fault_every, OPAL_INFO_LVL_9);
-    reg_int("orphan_hold_ms",
-            "Testing aid: every communicator the application creates treats the messages that "
-            "reach it during its first N milliseconds as sent to a communicator not created "
-            "here yet (held, counted by pml_ob1x_orphan_messages, matched in order afterwards); "
-            "0 (default) disables",
-            &p->orphan_hold_ms, OPAL_INFO_LVL_9);
-    return ob1x_pvars_register();
-}
-
-/* Refuse values that cannot work, with a message naming the parameter. */
-static int check_params(void)
-{
-    const ob1x_params_t *p = &mca_pml_ob1x.params;
-    const char *bad = NULL;
-
-    if (p->free_list_num < 0) {
-        bad = "pml_ob1x_free_list_num must be >= 0";
-    } else if (p->free_list_inc < 1) {
-        bad = "pml_ob1x_free_list_inc must be >= 1";
-    } else if (p->free_list_max != -1 && p->free_list_max < p->free_list_num) {
-        bad = "pml_ob1x_free_list_max must be -1 or >= pml_ob1x_free_list_num";
-    } else if (p->send_pipeline_depth < 1) {
-        bad = "pml_ob1x_send_pipeline_depth must be >= 1";
-    } else if (p->recv_pipeline_depth < 1) {
-        bad = "pml_ob1x_recv_pipeline_depth must be >= 1";
-    } else if (p->fault_every < 0 || 1 == p->fault_every) {
-        bad = "pml_ob1x_fault_every must be 0 (off) or >= 2";
-    } else if (p->orphan_hold_ms < 0) {
-        bad = "pml_ob1x_orphan_hold_ms must be >= 0";
-    } else if (ob1x_param_size_negative(p->rndv_eager_limit)) {
-        bad = "pml_ob1x_rndv_eager_limit must be >= 0 (a byte count)";
-    } else if (ob1x_param_size_negative(p->sendi_max)) {
-        bad = "pml_ob1x_sendi_max must be >= 0 (a byte count)";
-    } else if (ob1x_param_size_negative(p->unexpected_limit)) {
-        bad = "pml_ob1x_unexpected_limit must be >= 0 (a byte count)";
+    ob1x_help_dirs_add(OB1X_HELP_SRCDIR);
+    rc = ob1x_params_register(&mca_pml_ob1x_component.pmlm_version, params, N_PARAMS,
+                              MCA_BASE_VAR_SCOPE_READONLY);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
     }
-    if (NULL != bad) {
-        opal_output(0, "pml:ob1x: invalid MCA parameter: %s; pml/ob1x disabled", bad);
-        return OMPI_ERR_BAD_PARAM;
-    }
-    return OMPI_SUCCESS;
+    return ob1x_pvars_register_all();
 }
 
 static int component_open(void)
 {
     mca_pml_ob1x.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_pml_ob1x.output, mca_pml_ob1x.params.verbose);
-    return check_params();
+    return ob1x_params_check(&mca_pml_ob1x_component.pmlm_version, params, N_PARAMS);
 }
 
 static int component_close(void)
@@ -214,7 +230,8 @@ static mca_pml_base_module_t *component_init(int *priority, bool progress_thread
                                   OBJ_CLASS(ob1x_recv_request_t)) ||
         OMPI_SUCCESS !=
             init_list(&m->recv_frags, sizeof(ob1x_recv_frag_t), OBJ_CLASS(ob1x_recv_frag_t))) {
-        opal_output(0, "pml:ob1x: cannot allocate the request free lists");
+        ob1x_show_help_now("help-mpi-pml-ob1x.txt", "out-of-memory", "its request free lists",
+                           "it was not selected", ob1x_host());
         return NULL;
     }
     OBJ_CONSTRUCT(&m->pending_lock, opal_mutex_t);

@@ -43,8 +43,7 @@ static void requestless_frag_done(mca_btl_base_module_t *btl, struct mca_btl_bas
     (void) btl;
     (void) ep;
     if (OPAL_UNLIKELY(OMPI_SUCCESS != status)) {
-        opal_output(0, "pml:ob1x: a BTL failed to send (%d); the job cannot continue", status);
-        ompi_rte_abort(status, NULL);
+        ob1x_send_fatal(NULL, status);
     }
     if (NULL != des->des_cbdata) {
         *(volatile bool *) des->des_cbdata = true;

@@ -5,86 +5,71 @@
  */
 #include "ompi_config.h"
 
-#include "mpi.h"
-#include "opal/mca/base/mca_base_pvar.h"
-
 #include "pml_ob1x.h"
+#include "pml_ob1x_protocol.h"
 
 ob1x_counters_t ob1x_counters;
 
-static const struct {
-    const char *name;
-    const char *description;
-    int var_class;
-} event_vars[OB1X_EV_COUNT] = {
-    [OB1X_EV_SYNCHRONOUS] = {"synchronous_messages", "Synchronous-mode sends started",
-                             MCA_BASE_PVAR_CLASS_COUNTER},
-    [OB1X_EV_FLOW_CONTROL_RNDV] = {"flow_control_rndv",
-                                   "Sends forced to rendezvous because the receiver's "
-                                   "unexpected queue was over pml_ob1x_unexpected_limit",
-                                   MCA_BASE_PVAR_CLASS_COUNTER},
-    [OB1X_EV_OUT_OF_ORDER] = {"out_of_order_frags",
-                              "Incoming MATCH/RNDV headers that arrived ahead of their "
-                              "sequence number and were held",
-                              MCA_BASE_PVAR_CLASS_COUNTER},
-    [OB1X_EV_RESOURCE_RETRIES] = {"resource_retries",
-                                  "Sends or control messages queued because a BTL had no "
-                                  "descriptors, retried from progress",
-                                  MCA_BASE_PVAR_CLASS_COUNTER},
-    [OB1X_EV_UNEXPECTED_HIGHWATER] = {"unexpected_highwater",
-                                      "Largest number of unexpected messages held at once",
-                                      MCA_BASE_PVAR_CLASS_HIGHWATERMARK},
-    [OB1X_EV_LATE_REQUEST] = {"late_requests",
-                              "Non-blocking eager sends that left without a request and got "
-                              "one afterwards because the BTL kept the descriptor",
-                              MCA_BASE_PVAR_CLASS_COUNTER},
-    [OB1X_EV_ORPHAN] = {"orphan_messages",
-                        "Messages that arrived for a communicator this process had not "
-                        "created yet; held and matched once it is",
-                        MCA_BASE_PVAR_CLASS_COUNTER},
+#define EVENT(ev) (&ob1x_counters.events[ev])
+
+/* In the order ompi_info lists them, after the protocols' pairs. */
+static const ob1x_pvar_t other_pvars[] = {
+    {"synchronous_messages", "Synchronous-mode sends started", MCA_BASE_PVAR_CLASS_COUNTER,
+     EVENT(OB1X_EV_SYNCHRONOUS)},
+    {"flow_control_rndv",
+     "Sends forced to rendezvous because the receiver's unexpected queue was over "
+     "pml_ob1x_unexpected_limit",
+     MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_FLOW_CONTROL_RNDV)},
+    {"out_of_order_frags",
+     "Incoming MATCH/RNDV headers that arrived ahead of their sequence number and were held",
+     MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_OUT_OF_ORDER)},
+    {"resource_retries",
+     "Sends or control messages queued because a BTL had no descriptors, retried from progress",
+     MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_RESOURCE_RETRIES)},
+    {"unexpected_highwater", "Largest number of unexpected messages held at once",
+     MCA_BASE_PVAR_CLASS_HIGHWATERMARK, EVENT(OB1X_EV_UNEXPECTED_HIGHWATER)},
+    {"late_requests",
+     "Non-blocking eager sends that left without a request and got one afterwards because the "
+     "BTL kept the descriptor",
+     MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_LATE_REQUEST)},
+    {"orphan_messages",
+     "Messages that arrived for a communicator this process had not created yet; held and "
+     "matched once it is",
+     MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_ORPHAN)},
+    {"unexpected_length", "Unexpected messages held now", MCA_BASE_PVAR_CLASS_LEVEL,
+     &ob1x_counters.unexpected_length},
 };
 
-static int register_one(const char *name, const char *desc, int var_class, void *storage,
-                        mca_base_var_type_t type)
+_Static_assert(sizeof(other_pvars) / sizeof(other_pvars[0]) == OB1X_EV_COUNT + 1,
+               "one variable per event, and the unexpected length");
+
+/* <protocol>_messages and <protocol>_bytes of one protocol. */
+static int register_protocol(const mca_base_component_t *v, int p)
 {
-    int rc = mca_base_component_pvar_register(
-        &mca_pml_ob1x_component.pmlm_version, name, desc, OPAL_INFO_LVL_4, var_class, type, NULL,
-        MPI_T_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, NULL,
-        NULL, NULL, storage);
-    return rc < 0 ? rc : OMPI_SUCCESS;
+    char name[2][64], desc[2][256];
+    ob1x_pvar_t pair[2] = {
+        {name[0], desc[0], MCA_BASE_PVAR_CLASS_COUNTER, &ob1x_counters.messages[p]},
+        {name[1], desc[1], MCA_BASE_PVAR_CLASS_COUNTER, &ob1x_counters.bytes[p]},
+    };
+
+    snprintf(name[0], sizeof(name[0]), "%s_messages", ob1x_protocols[p].name);
+    snprintf(desc[0], sizeof(desc[0]), "Messages this process sent with the %s protocol (%s)",
+             ob1x_protocols[p].name, ob1x_protocols[p].description);
+    snprintf(name[1], sizeof(name[1]), "%s_bytes", ob1x_protocols[p].name);
+    snprintf(desc[1], sizeof(desc[1]), "Payload bytes this process sent with the %s protocol",
+             ob1x_protocols[p].name);
+    return ob1x_pvars_register(v, pair, 2);
 }
 
-int ob1x_pvars_register(void)
+int ob1x_pvars_register_all(void)
 {
-    char name[64], desc[256];
-    int rc;
+    const mca_base_component_t *v = &mca_pml_ob1x_component.pmlm_version;
 
     for (int p = 0; p < OB1X_PROTO_COUNT; ++p) {
-        snprintf(name, sizeof(name), "%s_messages", ob1x_protocols[p].name);
-        snprintf(desc, sizeof(desc), "Messages this process sent with the %s protocol (%s)",
-                 ob1x_protocols[p].name, ob1x_protocols[p].description);
-        rc = register_one(name, desc, MCA_BASE_PVAR_CLASS_COUNTER, &ob1x_counters.messages[p],
-                          MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG);
-        if (OMPI_SUCCESS != rc) {
-            return rc;
-        }
-        snprintf(name, sizeof(name), "%s_bytes", ob1x_protocols[p].name);
-        snprintf(desc, sizeof(desc), "Payload bytes this process sent with the %s protocol",
-                 ob1x_protocols[p].name);
-        rc = register_one(name, desc, MCA_BASE_PVAR_CLASS_COUNTER, &ob1x_counters.bytes[p],
-                          MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG);
+        int rc = register_protocol(v, p);
         if (OMPI_SUCCESS != rc) {
             return rc;
         }
     }
-    for (int e = 0; e < OB1X_EV_COUNT; ++e) {
-        rc = register_one(event_vars[e].name, event_vars[e].description, event_vars[e].var_class,
-                          &ob1x_counters.events[e], MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG);
-        if (OMPI_SUCCESS != rc) {
-            return rc;
-        }
-    }
-    return register_one("unexpected_length", "Unexpected messages held now",
-                        MCA_BASE_PVAR_CLASS_LEVEL, &ob1x_counters.unexpected_length,
-                        MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG);
+    return ob1x_pvars_register(v, other_pvars, sizeof(other_pvars) / sizeof(other_pvars[0]));
 }

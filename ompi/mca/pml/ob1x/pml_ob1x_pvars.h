@@ -10,9 +10,8 @@
 #define PML_OB1X_PVARS_H
 
 #include <stdint.h>
-#include "opal/sys/atomic.h"
-#include "opal/threads/threads.h"
-#include "opal/runtime/opal.h"
+
+#include "common_ob1x_pvar.h"
 
 #include "pml_ob1x_protocol.h"
 
@@ -32,22 +31,17 @@ typedef struct ob1x_counters {
     uint64_t messages[OB1X_PROTO_COUNT];
     uint64_t bytes[OB1X_PROTO_COUNT];
     uint64_t events[OB1X_EV_COUNT];
-    int64_t unexpected_length; /* current number of unexpected messages */
+    uint64_t unexpected_length; /* current number of unexpected messages */
 } ob1x_counters_t;
 
 extern ob1x_counters_t ob1x_counters;
 
-int ob1x_pvars_register(void);
+int ob1x_pvars_register_all(void);
 
-/* Counting must be exact under MPI_THREAD_MULTIPLE, but cost nothing more
- * than an add when only one thread runs. */
+/* Exact under MPI_THREAD_MULTIPLE, a plain add otherwise (common/ob1x). */
 static inline void ob1x_count_add(uint64_t *counter, uint64_t value)
 {
-    if (opal_using_threads()) {
-        opal_atomic_add_fetch_64((volatile int64_t *) counter, (int64_t) value);
-    } else {
-        *counter += value;
-    }
+    (void) ob1x_counter_add(counter, value);
 }
 
 static inline void ob1x_count_protocol(ob1x_protocol_t proto, size_t bytes)
@@ -64,13 +58,9 @@ static inline void ob1x_count_event(ob1x_event_t ev)
 /* Called with the communicator's matching lock held. */
 static inline void ob1x_count_unexpected(int delta)
 {
-    int64_t now;
-    if (opal_using_threads()) {
-        now =
-            opal_atomic_add_fetch_64((volatile int64_t *) &ob1x_counters.unexpected_length, delta);
-    } else {
-        now = (ob1x_counters.unexpected_length += delta);
-    }
+    /* kept as a two's-complement uint64_t: an MPI_T counter's type */
+    int64_t now = (int64_t) ob1x_counter_add(&ob1x_counters.unexpected_length, (uint64_t) delta);
+
     if (now > (int64_t) ob1x_counters.events[OB1X_EV_UNEXPECTED_HIGHWATER]) {
         /* A racy max is fine: the lock of one communicator serialises its own
          * updates, and the mark is a diagnostic, not a limit. */

@@ -16,6 +16,7 @@
 #include "ompi/mca/rte/rte.h"
 
 #include "common_ob1x_convertor.h"
+#include "common_ob1x_help.h"
 
 #include "pml_ob1x.h"
 #include "pml_ob1x_ctl.h"
@@ -117,7 +118,9 @@ static void keep_early(ob1x_recv_request_t *req, size_t offset, struct iovec *io
     }
     piece = (early_piece_t *) malloc(sizeof(*piece) + len);
     if (NULL == piece) {
-        opal_output(0, "pml:ob1x: out of memory holding an early fragment");
+        ob1x_show_help_now("help-mpi-pml-ob1x.txt", "out-of-memory",
+                           "a fragment that arrived ahead of its predecessors",
+                           "the job is aborted", ob1x_host());
         ompi_rte_abort(OMPI_ERR_OUT_OF_RESOURCE, NULL);
         return;
     }
@@ -200,14 +203,16 @@ static void send_ack(ob1x_recv_request_t *req, const ob1x_hdr_rndv_t *rndv)
 {
     struct ompi_proc_t *proc = ompi_comm_peer_lookup(req->base.req_base.req_comm, rndv->match.src);
     ob1x_hdr_t ack;
+    int rc;
 
     memset(&ack, 0, sizeof(ack));
     ob1x_hdr_common_init(&ack.common, OB1X_HDR_ACK, 0);
     ack.ack.src_req = rndv->src_req;
     ack.ack.dst_req = (uint64_t) (uintptr_t) req;
-    if (OMPI_SUCCESS != ob1x_ctl_send(proc, &ack)) {
-        opal_output(0, "pml:ob1x: cannot acknowledge a message from %s: peer unreachable",
-                    OMPI_NAME_PRINT(&proc->super.proc_name));
+    rc = ob1x_ctl_send(proc, &ack);
+    if (OMPI_SUCCESS != rc) {
+        opal_show_help("help-mpi-pml-ob1x.txt", "ack-failed", true, ob1x_host(),
+                       OMPI_NAME_PRINT(&proc->super.proc_name), rc);
     }
 }
 

@@ -119,9 +119,7 @@ void ob1x_send_request_queue(ob1x_send_request_t *req, ob1x_send_state_t state)
 
 void ob1x_send_request_failed(const ob1x_send_request_t *req, int status)
 {
-    opal_output(0, "pml:ob1x: a BTL failed to send to %s (%d); the job cannot continue",
-                OMPI_NAME_PRINT(&req->base.req_base.req_proc->super.proc_name), status);
-    ompi_rte_abort(status, NULL);
+    ob1x_send_fatal(req->base.req_base.req_proc, status);
 }
 
 /* A queued start, retried from progress. The retry may pick another BTL

@@ -34,6 +34,9 @@
 #include "opal/threads/mutex.h"
 
 #include "btl_smcuda_shm.h"
+/* by its place beside this header: the unit tests (test/btl/*_unit.c)
+ * compile this header with Open MPI's include paths only */
+#include "../../common/ob1x/common_ob1x_pvar.h"
 
 #if defined(__has_include)
 #if __has_include("ob1x_version.h")
@@ -266,7 +269,6 @@ typedef struct mca_btl_smcuda_component_t {
     mca_btl_base_component_3_0_0_t super;
 
     /* MCA parameters (see docs/mca-params.md) */
-    int priority;
     unsigned int fbox_size;     /* bytes of each incoming ring */
     unsigned int fbox_count;    /* peers (by local rank) that get a ring */
     unsigned int fbox_max_size; /* largest message (header + payload) sent through a ring */
@@ -287,22 +289,17 @@ typedef struct mca_btl_smcuda_component_t {
     bool named_segment; /* segments get a file name (else nameless, shared through /proc) */
     int verbose;
 
-    int output; /* opal_output stream */
-    unsigned long long pv[SMCUDA_PV_COUNT];
+    int output;                   /* opal_output stream */
+    uint64_t pv[SMCUDA_PV_COUNT]; /* MPI_T counters (common_ob1x_pvar.h) */
 } mca_btl_smcuda_component_t;
 
 OPAL_MODULE_DECLSPEC extern mca_btl_smcuda_component_t mca_btl_smcuda_component;
 extern mca_btl_smcuda_module_t mca_btl_smcuda;
 
-/* Adds to a performance variable: a locked add only when threads may race
- * on it (it would cost as much as the rest of a fast-box send). */
-static inline void smcuda_pv_add(int which, unsigned long long value)
+/* Adds to a performance variable (atomic only when threads may race). */
+static inline void smcuda_pv_add(int which, uint64_t value)
 {
-    if (opal_using_threads()) {
-        __atomic_fetch_add(&mca_btl_smcuda_component.pv[which], value, __ATOMIC_RELAXED);
-    } else {
-        mca_btl_smcuda_component.pv[which] += value;
-    }
+    (void) ob1x_counter_add(&mca_btl_smcuda_component.pv[which], value);
 }
 
 #define SMCUDA_PV_ADD(which, bytes)                                                                \
@@ -470,8 +467,6 @@ void mca_btl_smcuda_poll_ring_add(mca_btl_smcuda_module_t *m, mca_btl_base_endpo
 /* removes the name of our segment, if it has one (btl_smcuda_component.c) */
 void mca_btl_smcuda_unlink_segment(mca_btl_smcuda_module_t *m);
 
-/* a message of help-btl-smcuda.txt, written by this process (btl_smcuda_component.c) */
-void mca_btl_smcuda_show_help(const char *topic, ...);
 
 /* a protocol violation seen in shared memory: report once */
 void mca_btl_smcuda_report_corruption(const char *what, int peer);

@@ -25,6 +25,8 @@
 #include "opal/util/show_help.h"
 
 #include "common_ob1x_param.h"
+#include "common_ob1x_help.h"
+#include "common_ob1x_pvar.h"
 
 static int smcuda_register(void);
 static int smcuda_open(void);
@@ -57,88 +59,293 @@ mca_btl_smcuda_component_t mca_btl_smcuda_component = {
 /* parameters                                                          */
 /* ------------------------------------------------------------------ */
 
-static const char *pv_names[SMCUDA_PV_COUNT] = {
-    "fbox_messages",
-    "fbox_bytes",
-    "fifo_messages",
-    "fifo_bytes",
-    "sendi_messages",
-    "sendi_bytes",
-    "put_messages",
-    "put_bytes",
-    "get_messages",
-    "get_bytes",
-    "flow_control_stalls",
-    "get_helped_bytes",
-    "atomic_ops",
-    "cma_bounced_bytes",
-    "stream_single_messages",
-    "stream_copy_messages",
-    "pull_messages",
-    "pull_bytes",
-    "guest_peers",
-    "far_single_messages",
+/* Performance variables (all counters), in the order ompi_info lists them. */
+#define COUNTER(which, name, description)                                                          \
+    {                                                                                              \
+        name, description, MCA_BASE_PVAR_CLASS_COUNTER,                                            \
+            &mca_btl_smcuda_component.pv[SMCUDA_PV_##which]                                        \
+    }
+
+static const ob1x_pvar_t pvars[] = {
+    COUNTER(FBOX_MESSAGES, "fbox_messages", "Messages sent through a peer's fast-box ring"),
+    COUNTER(FBOX_BYTES, "fbox_bytes",
+            "Bytes (upper-layer header + payload) sent through fast-box rings"),
+    COUNTER(FIFO_MESSAGES, "fifo_messages", "Fragments pushed into a peer's receive FIFO"),
+    COUNTER(FIFO_BYTES, "fifo_bytes",
+            "Bytes (upper-layer header + payload) sent through receive FIFOs"),
+    COUNTER(SENDI_MESSAGES, "sendi_messages",
+            "Messages accepted by the immediate send (btl_sendi), ring or FIFO"),
+    COUNTER(SENDI_BYTES, "sendi_bytes", "Bytes accepted by the immediate send"),
+    COUNTER(PUT_MESSAGES, "put_messages", "Single-copy writes (btl_put)"),
+    COUNTER(PUT_BYTES, "put_bytes", "Bytes written by btl_put"),
+    COUNTER(GET_MESSAGES, "get_messages", "Single-copy reads (btl_get)"),
+    COUNTER(GET_BYTES, "get_bytes", "Bytes read by btl_get"),
+    COUNTER(FLOW_CONTROL_STALLS, "flow_control_stalls",
+            "Sends queued because the peer's FIFO was full or older sends were still queued"),
+    COUNTER(GET_HELPED_BYTES, "get_helped_bytes",
+            "Bytes this process copied into a peer on its behalf, as the helper of a shared get"),
+    COUNTER(ATOMIC_OPS, "atomic_ops",
+            "Atomic operations started (btl_atomic_op, btl_atomic_fop, btl_atomic_cswap); each is "
+            "applied by the target process and answered with the old value"),
+    COUNTER(
+        CMA_BOUNCED_BYTES, "cma_bounced_bytes",
+        "Bytes of single-copy transfers (CMA) moved through a bounce buffer because the kernel's "
+        "copy would have run at its slow distance (destination 1..15 bytes past the source modulo "
+        "4096)"),
+    COUNTER(
+        STREAM_SINGLE, "stream_single_messages",
+        "Messages of one-way streams below btl_smcuda_single_copy_busy_limit sent by single copy "
+        "(the receiver measured it cheaper: btl_smcuda_single_copy_adapt)"),
+    COUNTER(
+        STREAM_COPY, "stream_copy_messages",
+        "Messages of one-way streams below btl_smcuda_single_copy_busy_limit sent through the copy "
+        "path"),
+    COUNTER(PULL_MESSAGES, "pull_messages",
+            "Pipeline fragments received whose data this process read from the sender's buffer "
+            "(btl_smcuda_pull_fragments)"),
+    COUNTER(PULL_BYTES, "pull_bytes", "Bytes read for pulled pipeline fragments"),
+    COUNTER(GUEST_PEERS, "guest_peers",
+            "Local peers of other jobs (MPI_Comm_spawn, MPI_Comm_connect/accept) reached through "
+            "shared memory"),
+    COUNTER(
+        FAR_SINGLE, "far_single_messages",
+        "Messages below btl_smcuda_cma_min_size sent by single copy because the receiver is far "
+        "away (btl_smcuda_far_handoff_ns); pipeline fragments below it left for such a receiver "
+        "to pull count too"),
 };
-static const char *pv_help[SMCUDA_PV_COUNT] = {
-    "Messages sent through a peer's fast-box ring",
-    "Bytes (upper-layer header + payload) sent through fast-box rings",
-    "Fragments pushed into a peer's receive FIFO",
-    "Bytes (upper-layer header + payload) sent through receive FIFOs",
-    "Messages accepted by the immediate send (btl_sendi), ring or FIFO",
-    "Bytes accepted by the immediate send",
-    "Single-copy writes (btl_put)",
-    "Bytes written by btl_put",
-    "Single-copy reads (btl_get)",
-    "Bytes read by btl_get",
-    "Sends queued because the peer's FIFO was full or older sends were still queued",
-    "Bytes this process copied into a peer on its behalf, as the helper of a shared get",
-    "Atomic operations started (btl_atomic_op, btl_atomic_fop, btl_atomic_cswap); each is "
-    "applied by the target process and answered with the old value",
-    "Bytes of single-copy transfers (CMA) moved through a bounce buffer because the kernel's "
-    "copy would have run at its slow distance (destination 1..15 bytes past the source modulo "
-    "4096)",
-    "Messages of one-way streams below btl_smcuda_single_copy_busy_limit sent by single copy "
-    "(the receiver measured it cheaper: btl_smcuda_single_copy_adapt)",
-    "Messages of one-way streams below btl_smcuda_single_copy_busy_limit sent through the copy "
-    "path",
-    "Pipeline fragments received whose data this process read from the sender's buffer "
-    "(btl_smcuda_pull_fragments)",
-    "Bytes read for pulled pipeline fragments",
-    "Local peers of other jobs (MPI_Comm_spawn, MPI_Comm_connect/accept) reached through "
-    "shared memory",
-    "Messages below btl_smcuda_cma_min_size sent by single copy because the receiver is far "
-    "away (btl_smcuda_far_handoff_ns); pipeline fragments below it left for such a receiver "
-    "to pull count too",
+
+_Static_assert(sizeof(pvars) / sizeof(pvars[0]) == SMCUDA_PV_COUNT, "one row per counter");
+
+#define C(field) (&mca_btl_smcuda_component.field)
+#define B(field) (&mca_btl_smcuda.super.field)
+
+static const mca_base_var_enum_value_t mechanisms[] = {
+    {SMCUDA_COPY_CMA, "cma"}, {SMCUDA_COPY_NONE, "none"}, {0, NULL}};
+
+/* Every MCA parameter of btl/smcuda but those of the BTL base, in the order
+ * ompi_info lists them; the base's that need more than its own checks come
+ * first, as check-only rows. Sizes and counts that the layout rounds or
+ * clamps are not refused (see sanitize_params). */
+static const ob1x_param_t params[] = {
+    {.name = "eager_limit",
+     .type = MCA_BASE_VAR_TYPE_SIZE_T,
+     .storage = B(btl_eager_limit),
+     .min = 0,
+     .max = SMCUDA_MAX_FRAG_SIZE,
+     .valid_text = "0..64 MiB",
+     .flags = OB1X_PARAM_CHECK_ONLY},
+    {.name = "max_send_size",
+     .type = MCA_BASE_VAR_TYPE_SIZE_T,
+     .storage = B(btl_max_send_size),
+     .min = 0,
+     .max = SMCUDA_MAX_FRAG_SIZE,
+     .valid_text = "0..64 MiB",
+     .flags = OB1X_PARAM_CHECK_ONLY},
+    {.name = "rndv_eager_limit",
+     .type = MCA_BASE_VAR_TYPE_SIZE_T,
+     .storage = B(btl_rndv_eager_limit),
+     .min = 0,
+     .max = OB1X_PARAM_NO_MAX,
+     .flags = OB1X_PARAM_CHECK_ONLY},
+    {.name = "fbox_size",
+     .type = MCA_BASE_VAR_TYPE_UNSIGNED_INT,
+     .storage = C(fbox_size),
+     .def = 8 * 1024,
+     .level = OPAL_INFO_LVL_5,
+     .description = "Bytes of each per-peer fast-box ring (power of two, 4 KiB..1 MiB; rounded "
+                    "up)"},
+    {.name = "fbox_count",
+     .type = MCA_BASE_VAR_TYPE_UNSIGNED_INT,
+     .storage = C(fbox_count),
+     .def = 64,
+     .level = OPAL_INFO_LVL_5,
+     .description = "Number of local peers (lowest local ranks first) that get a fast-box ring "
+                    "towards this process; others use only the FIFO"},
+    {.name = "fbox_max_size",
+     .type = MCA_BASE_VAR_TYPE_UNSIGNED_INT,
+     .storage = C(fbox_max_size),
+     .def = 2048,
+     .level = OPAL_INFO_LVL_5,
+     .description = "Largest message (upper-layer header + payload, bytes) sent through a "
+                    "fast-box ring; at most fbox_size/4 and eager_limit"},
+    {.name = "fifo_size",
+     .type = MCA_BASE_VAR_TYPE_UNSIGNED_INT,
+     .storage = C(fifo_size),
+     .def = 1024,
+     .level = OPAL_INFO_LVL_5,
+     .description = "Slots of the per-process receive FIFO (power of two; rounded up)"},
+    {.name = "free_list_num",
+     .type = MCA_BASE_VAR_TYPE_INT,
+     .storage = C(free_list_num),
+     .def = 8,
+     .min = 0,
+     .max = OB1X_PARAM_NO_MAX,
+     .level = OPAL_INFO_LVL_9,
+     .description = "Initial number of eager fragments (eager_limit bytes each)"},
+    {.name = "free_list_max",
+     .type = MCA_BASE_VAR_TYPE_INT,
+     .storage = C(free_list_max),
+     .def = 256,
+     .min = 0,
+     .max = OB1X_PARAM_NO_MAX,
+     .valid_text = ">= 0 (it sizes the shared fragment pool: there is no unlimited)",
+     .level = OPAL_INFO_LVL_9,
+     .description = "Maximum number of eager fragments; sizes this process's shared fragment "
+                    "pool"},
+    {.name = "free_list_inc",
+     .type = MCA_BASE_VAR_TYPE_INT,
+     .storage = C(free_list_inc),
+     .def = 32,
+     .min = 0,
+     .max = OB1X_PARAM_NO_MAX,
+     .level = OPAL_INFO_LVL_9,
+     .description = "Eager fragments added each time the list grows"},
+    {.name = "max_frags",
+     .type = MCA_BASE_VAR_TYPE_INT,
+     .storage = C(max_frags),
+     .def = 64,
+     .min = 0,
+     .max = OB1X_PARAM_NO_MAX,
+     .valid_text = ">= 0 (it sizes the shared fragment pool: there is no unlimited)",
+     .level = OPAL_INFO_LVL_9,
+     .description = "Maximum number of max_send_size fragments (pipeline protocol)"},
+    {.name = "max_pool_size",
+     .type = MCA_BASE_VAR_TYPE_SIZE_T,
+     .storage = C(max_pool_size),
+     .def = 64 * 1024 * 1024,
+     .min = 0,
+     .max = OB1X_PARAM_NO_MAX,
+     .level = OPAL_INFO_LVL_5,
+     .description = "Largest shared fragment pool of a process, in bytes (reserved at MPI_Init): "
+                    "fewer eager and max_send_size fragments than free_list_max and max_frags ask "
+                    "for when those do not fit; refused with a message when not even one of each "
+                    "fits"},
+    {.name = "single_copy_mechanism",
+     .type = MCA_BASE_VAR_TYPE_INT,
+     .storage = C(single_copy_mechanism),
+     .def = SMCUDA_COPY_CMA,
+     .enum_vals = mechanisms,
+     .level = OPAL_INFO_LVL_3,
+     .description = "Single-copy mechanism for btl_put/btl_get of host memory: cma "
+                    "(process_vm_readv/writev; falls back to none with a notice when the kernel "
+                    "refuses it) or none (copy-in/copy-out through shared fragments only)"},
+    {.name = "cma_min_size",
+     .type = MCA_BASE_VAR_TYPE_SIZE_T,
+     .storage = C(cma_min_size),
+     .def = 32 * 1024,
+     .min = 0,
+     .max = OB1X_PARAM_NO_MAX,
+     .level = OPAL_INFO_LVL_5,
+     .description = "Messages smaller than this many bytes are not offered for single copy (the "
+                    "registration is declined), so the upper layer moves them through shared "
+                    "fragments"},
+    {.name = "single_copy_busy_limit",
+     .type = MCA_BASE_VAR_TYPE_SIZE_T,
+     .storage = C(busy_limit),
+     .def = 2 * 1024 * 1024,
+     .min = 0,
+     .max = OB1X_PARAM_NO_MAX,
+     .level = OPAL_INFO_LVL_5,
+     .description = "Messages below this many bytes, sent while another single-copy send is "
+                    "still in flight and no peer is streaming to us (a one-way stream), take the "
+                    "path that single_copy_adapt chooses; isolated messages and two-way streams "
+                    "use single copy from cma_min_size up (0: always single copy)"},
+    {.name = "single_copy_adapt",
+     .type = MCA_BASE_VAR_TYPE_BOOL,
+     .storage = C(path_adapt),
+     .def = true,
+     .level = OPAL_INFO_LVL_5,
+     .description = "One-way streams of messages below single_copy_busy_limit take the copy "
+                    "path or single copy, whichever the receiving process measures faster per "
+                    "byte (each is re-measured at least every 100 ms); false: always the copy "
+                    "path"},
+    {.name = "pull_fragments",
+     .type = MCA_BASE_VAR_TYPE_INT,
+     .storage = C(pull_fragments),
+     .def = 1,
+     .min = 0,
+     .max = 2,
+     .valid_text = "0, 1 or 2",
+     .level = OPAL_INFO_LVL_5,
+     .description = "Pipeline fragments (messages above the eager limit that the upper layer "
+                    "sends through fragments) leave their data in the sender's buffer for the "
+                    "receiver to read by single copy: 0 never, 1 when the receiver has measured "
+                    "single copy cheaper than the copy path (as single_copy_adapt does for "
+                    "streams), 2 always"},
+    {.name = "single_copy_split_min",
+     .type = MCA_BASE_VAR_TYPE_SIZE_T,
+     .storage = C(split_min_size),
+     .def = 64 * 1024,
+     .min = 0,
+     .max = OB1X_PARAM_NO_MAX,
+     .level = OPAL_INFO_LVL_5,
+     .description = "btl_get of at least this many bytes is shared between both processes: the "
+                    "reader pulls chunks while the data owner pushes chunks from its progress "
+                    "loop (0: never split)"},
+    {.name = "fetching_atomics",
+     .type = MCA_BASE_VAR_TYPE_BOOL,
+     .storage = C(fetching_atomics),
+     .def = SMCUDA_FETCHING_ATOMICS_DEFAULT,
+     .level = OPAL_INFO_LVL_5,
+     .description = "Fetching atomic operations (btl_atomic_fop) are carried out; false: they "
+                    "are declined and one-sided MPI does them by get, operation and put under its "
+                    "own lock. Default false with Open MPI older than 4.1.5, whose osc/rdma puts "
+                    "the results of MPI_Get_accumulate on derived datatypes in the wrong place "
+                    "whenever a BTL carries them out (compare-and-swap is not affected and always "
+                    "carried out)"},
+    {.name = "backing_directory",
+     .type = MCA_BASE_VAR_TYPE_STRING,
+     .storage = C(backing_directory),
+     .def_string = "/dev/shm",
+     .level = OPAL_INFO_LVL_3,
+     .flags = OB1X_PARAM_READONLY,
+     .description = "Directory that holds the shared-memory segments (local file system; falls "
+                    "back to the job session directory when not writable or full). Segments are "
+                    "nameless files there (O_TMPFILE), or with btl_smcuda_named_segment 0600 files "
+                    "removed as soon as every local peer has mapped them"},
+    {.name = "named_segment",
+     .type = MCA_BASE_VAR_TYPE_BOOL,
+     .storage = C(named_segment),
+     .def = false,
+     .level = OPAL_INFO_LVL_5,
+     .description = "Give the segment a file name in the backing directory that local peers of "
+                    "the job open (removed once all of them have attached it, and by the run time "
+                    "when the job ends) instead of sharing it nameless through "
+                    "/proc/<pid>/fd/<fd>: for systems where the processes of a job may not open "
+                    "each other's /proc entries. Chosen by itself when this process is not "
+                    "dumpable or the directory cannot hold nameless files"},
+    {.name = "max_guests",
+     .type = MCA_BASE_VAR_TYPE_UNSIGNED_INT,
+     .storage = C(max_guests),
+     .def = 256,
+     .min = 0,
+     .max = SMCUDA_MAX_GUESTS,
+     .level = OPAL_INFO_LVL_5,
+     .description = "Local processes of other jobs (MPI_Comm_spawn, MPI_Comm_connect/accept, "
+                    "MPI_Comm_join) that can reach this process through shared memory at a "
+                    "time; exited ones give their entries back when a new one comes (0..4096; "
+                    "0: only processes of the same job); beyond that they use another BTL"},
+    {.name = "far_handoff_ns",
+     .type = MCA_BASE_VAR_TYPE_UNSIGNED_INT,
+     .storage = C(far_handoff_ns),
+     .def = 220,
+     .level = OPAL_INFO_LVL_5,
+     .description = "A receiver that takes at least this many nanoseconds to see a fragment "
+                    "pushed into its FIFO (the least of 16 sampled pipeline fragments, renewed "
+                    "after 1 s) is far away: the cores do not share a cache, every line that "
+                    "crosses costs that much, and messages from the eager limit up to "
+                    "cma_min_size go by single copy instead of the copy path; a figure of 4 "
+                    "times this or more means the receiver was busy, not far (0: every peer is "
+                    "far; a large value: none is)"},
+    {.name = "verbose",
+     .type = MCA_BASE_VAR_TYPE_INT,
+     .storage = C(verbose),
+     .def = 0,
+     .level = OPAL_INFO_LVL_9,
+     .description = "Verbosity of btl/smcuda diagnostics (0: errors only)"},
 };
 
-static int reg_uint(const char *name, const char *help, unsigned int *storage,
-                    mca_base_var_info_lvl_t lvl)
-{
-    return mca_base_component_var_register(&mca_btl_smcuda_component.super.btl_version, name, help,
-                                           MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, 0, 0, lvl,
-                                           MCA_BASE_VAR_SCOPE_LOCAL, storage);
-}
-
-static int reg_int(const char *name, const char *help, int *storage, mca_base_var_info_lvl_t lvl)
-{
-    return mca_base_component_var_register(&mca_btl_smcuda_component.super.btl_version, name, help,
-                                           MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, lvl,
-                                           MCA_BASE_VAR_SCOPE_LOCAL, storage);
-}
-
-static int reg_size(const char *name, const char *help, size_t *storage)
-{
-    return mca_base_component_var_register(&mca_btl_smcuda_component.super.btl_version, name, help,
-                                           MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5,
-                                           MCA_BASE_VAR_SCOPE_LOCAL, storage);
-}
-
-static int reg_bool(const char *name, const char *help, bool *storage)
-{
-    return mca_base_component_var_register(&mca_btl_smcuda_component.super.btl_version, name, help,
-                                           MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5,
-                                           MCA_BASE_VAR_SCOPE_LOCAL, storage);
-}
+#define N_PARAMS (sizeof(params) / sizeof(params[0]))
 
 static void set_module_defaults(mca_btl_base_module_t *b)
 {
@@ -167,165 +374,18 @@ static void set_module_defaults(mca_btl_base_module_t *b)
     b->btl_registration_handle_size = sizeof(mca_btl_base_registration_handle_t);
 }
 
-static void register_pvars(const mca_base_component_t *v)
-{
-    for (int i = 0; i < SMCUDA_PV_COUNT; ++i) {
-        (void) mca_base_component_pvar_register(
-            v, pv_names[i], pv_help[i], OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
-            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
-            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, NULL, NULL, NULL,
-            &mca_btl_smcuda_component.pv[i]);
-    }
-}
-
 static int smcuda_register(void)
 {
     mca_btl_smcuda_component_t *c = &mca_btl_smcuda_component;
     const mca_base_component_t *v = &c->super.btl_version;
-    static const mca_base_var_enum_value_t mechs[] = {
-        {SMCUDA_COPY_CMA, "cma"}, {SMCUDA_COPY_NONE, "none"}, {0, NULL}};
-    mca_base_var_enum_t *mech_enum = NULL;
     int rc;
 
-    c->priority = 0;
-    reg_int("priority",
-            "Informational rank among shared-memory BTLs (selection between BTLs is by "
-            "btl_smcuda_exclusivity, which is above vader's by default)",
-            &c->priority, OPAL_INFO_LVL_9);
-    c->fbox_size = 8 * 1024;
-    reg_uint("fbox_size",
-             "Bytes of each per-peer fast-box ring (power of two, 4 KiB..1 MiB; rounded up)",
-             &c->fbox_size, OPAL_INFO_LVL_5);
-    c->fbox_count = 64;
-    reg_uint("fbox_count",
-             "Number of local peers (lowest local ranks first) that get a fast-box ring "
-             "towards this process; others use only the FIFO",
-             &c->fbox_count, OPAL_INFO_LVL_5);
-    c->fbox_max_size = 2048;
-    reg_uint("fbox_max_size",
-             "Largest message (upper-layer header + payload, bytes) sent through a fast-box "
-             "ring; at most fbox_size/4 and eager_limit",
-             &c->fbox_max_size, OPAL_INFO_LVL_5);
-    c->fifo_size = 1024;
-    reg_uint("fifo_size", "Slots of the per-process receive FIFO (power of two; rounded up)",
-             &c->fifo_size, OPAL_INFO_LVL_5);
-    c->free_list_num = 8;
-    reg_int("free_list_num", "Initial number of eager fragments (eager_limit bytes each)",
-            &c->free_list_num, OPAL_INFO_LVL_9);
-    c->free_list_max = 256;
-    reg_int("free_list_max",
-            "Maximum number of eager fragments; sizes this process's shared fragment pool",
-            &c->free_list_max, OPAL_INFO_LVL_9);
-    c->free_list_inc = 32;
-    reg_int("free_list_inc", "Eager fragments added each time the list grows", &c->free_list_inc,
-            OPAL_INFO_LVL_9);
-    c->max_frags = 64;
-    reg_int("max_frags", "Maximum number of max_send_size fragments (pipeline protocol)",
-            &c->max_frags, OPAL_INFO_LVL_9);
-    c->max_pool_size = 64 * 1024 * 1024;
-    reg_size("max_pool_size",
-             "Largest shared fragment pool of a process, in bytes (reserved at MPI_Init): fewer "
-             "eager and max_send_size fragments than free_list_max and max_frags ask for when "
-             "those do not fit; refused with a message when not even one of each fits",
-             &c->max_pool_size);
-
-    c->single_copy_mechanism = SMCUDA_COPY_CMA;
-    rc = mca_base_var_enum_create("btl_smcuda_single_copy_mechanisms", mechs, &mech_enum);
+    ob1x_help_dirs_add(OB1X_HELP_SRCDIR);
+    rc = ob1x_params_register(v, params, N_PARAMS, MCA_BASE_VAR_SCOPE_LOCAL);
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-    rc = mca_base_component_var_register(
-        v, "single_copy_mechanism",
-        "Single-copy mechanism for btl_put/btl_get of host memory: cma (process_vm_readv/"
-        "writev; falls back to none with a notice when the kernel refuses it) or none "
-        "(copy-in/copy-out through shared fragments only)",
-        MCA_BASE_VAR_TYPE_INT, mech_enum, 0, 0, OPAL_INFO_LVL_3, MCA_BASE_VAR_SCOPE_LOCAL,
-        &c->single_copy_mechanism);
-    OBJ_RELEASE(mech_enum);
-    if (rc < 0) {
-        /* the variable system rejected the value; say so on stderr directly
-         * (its own help message can be lost when the job ends quickly) */
-        opal_output(0, "btl/smcuda: invalid value for btl_smcuda_single_copy_mechanism; "
-                       "valid values: cma, none. btl/smcuda disabled");
-        return rc;
-    }
-    c->cma_min_size = 32 * 1024;
-    reg_size("cma_min_size",
-             "Messages smaller than this many bytes are not offered for single copy (the "
-             "registration is declined), so the upper layer moves them through shared fragments",
-             &c->cma_min_size);
-    c->busy_limit = 2 * 1024 * 1024;
-    reg_size("single_copy_busy_limit",
-             "Messages below this many bytes, sent while another single-copy send is still in "
-             "flight and no peer is streaming to us (a one-way stream), take the path that "
-             "single_copy_adapt chooses; isolated messages and two-way streams use single copy "
-             "from cma_min_size up (0: always single copy)",
-             &c->busy_limit);
-    c->path_adapt = true;
-    reg_bool("single_copy_adapt",
-             "One-way streams of messages below single_copy_busy_limit take the copy path or "
-             "single copy, whichever the receiving process measures faster per byte (each is "
-             "re-measured at least every 100 ms); false: always the copy path",
-             &c->path_adapt);
-    c->pull_fragments = 1;
-    reg_int("pull_fragments",
-            "Pipeline fragments (messages above the eager limit that the upper layer sends "
-            "through fragments) leave their data in the sender's buffer for the receiver to "
-            "read by single copy: 0 never, 1 when the receiver has measured single copy "
-            "cheaper than the copy path (as single_copy_adapt does for streams), 2 always",
-            &c->pull_fragments, OPAL_INFO_LVL_5);
-    c->split_min_size = 64 * 1024;
-    reg_size("single_copy_split_min",
-             "btl_get of at least this many bytes is shared between both processes: the reader "
-             "pulls chunks while the data owner pushes chunks from its progress loop (0: never "
-             "split)",
-             &c->split_min_size);
-    c->fetching_atomics = SMCUDA_FETCHING_ATOMICS_DEFAULT;
-    reg_bool("fetching_atomics",
-             "Fetching atomic operations (btl_atomic_fop) are carried out; false: they are "
-             "declined and one-sided MPI does them by get, operation and put under its own "
-             "lock. Default false with Open MPI older than 4.1.5, whose osc/rdma puts the "
-             "results of MPI_Get_accumulate on derived datatypes in the wrong place whenever "
-             "a BTL carries them out (compare-and-swap is not affected and always carried out)",
-             &c->fetching_atomics);
-    c->backing_directory = "/dev/shm";
-    mca_base_component_var_register(
-        v, "backing_directory",
-        "Directory that holds the shared-memory segments (local file system; falls back to "
-        "the job session directory when not writable or full). Segments are nameless files "
-        "there (O_TMPFILE), or with btl_smcuda_named_segment 0600 files removed as soon as "
-        "every local peer has mapped them",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_3, MCA_BASE_VAR_SCOPE_READONLY,
-        &c->backing_directory);
-    c->named_segment = false;
-    reg_bool("named_segment",
-             "Give the segment a file name in the backing directory that local peers of the job "
-             "open (removed once all of them have attached it, and by the run time when the job "
-             "ends) instead of sharing it nameless through /proc/<pid>/fd/<fd>: for systems where "
-             "the processes of a job may not open each other's /proc entries. Chosen by itself "
-             "when this process is not dumpable or the directory cannot hold nameless files",
-             &c->named_segment);
-    c->max_guests = 256;
-    reg_uint("max_guests",
-             "Local processes of other jobs (MPI_Comm_spawn, MPI_Comm_connect/accept, "
-             "MPI_Comm_join) that can reach this process through shared memory at a time; "
-             "exited ones give their entries back when a new one comes (0..4096; 0: only "
-             "processes of the same job); beyond that they use another BTL",
-             &c->max_guests, OPAL_INFO_LVL_5);
-    c->far_handoff_ns = 220;
-    reg_uint("far_handoff_ns",
-             "A receiver that takes at least this many nanoseconds to see a fragment pushed "
-             "into its FIFO (the least of 16 sampled pipeline fragments, renewed after 1 s) is "
-             "far away: the cores do not share a cache, every line that crosses "
-             "costs that much, and messages from the eager limit up to cma_min_size go by "
-             "single copy instead of the copy path; a figure of 4 times this or more means the "
-             "receiver was busy, not far (0: every peer is far; a large value: none is)",
-             &c->far_handoff_ns, OPAL_INFO_LVL_5);
-    c->verbose = 0;
-    reg_int("verbose", "Verbosity of btl/smcuda diagnostics (0: errors only)", &c->verbose,
-            OPAL_INFO_LVL_9);
-
-    register_pvars(v);
+    (void) ob1x_pvars_register(v, pvars, SMCUDA_PV_COUNT);
 
     set_module_defaults(&mca_btl_smcuda.super);
     mca_btl_smcuda_module_set_ops(&mca_btl_smcuda.super);
@@ -334,9 +394,6 @@ static int smcuda_register(void)
 
 static int smcuda_open(void)
 {
-    /* where help-btl-smcuda.txt is: installed, or in the build tree */
-    (void) opal_show_help_add_dir(SMCUDA_HELP_DIR);
-    (void) opal_show_help_add_dir(SMCUDA_SRC_HELP_DIR);
     mca_btl_smcuda_component.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_btl_smcuda_component.output, mca_btl_smcuda_component.verbose);
     return OPAL_SUCCESS;
@@ -366,49 +423,6 @@ static uint32_t pow2_ceil(uint32_t v)
         p <<= 1;
     }
     return p;
-}
-
-/* Refuses values no clamping can make sense of (negative counts and sizes,
- * fragments too large for the shared pool), naming the parameter. */
-static bool params_valid(const mca_btl_smcuda_component_t *c, const mca_btl_base_module_t *b)
-{
-    const char *bad = NULL;
-
-    if (ob1x_param_size_negative(b->btl_eager_limit) || b->btl_eager_limit > SMCUDA_MAX_FRAG_SIZE) {
-        bad = "btl_smcuda_eager_limit must be 0..64 MiB";
-    } else if (ob1x_param_size_negative(b->btl_max_send_size) ||
-               b->btl_max_send_size > SMCUDA_MAX_FRAG_SIZE) {
-        bad = "btl_smcuda_max_send_size must be 0..64 MiB";
-    } else if (ob1x_param_size_negative(b->btl_rndv_eager_limit)) {
-        bad = "btl_smcuda_rndv_eager_limit must be >= 0";
-    } else if (c->pull_fragments < 0 || c->pull_fragments > 2) {
-        bad = "btl_smcuda_pull_fragments must be 0, 1 or 2";
-    } else if (ob1x_param_size_negative(c->cma_min_size)) {
-        bad = "btl_smcuda_cma_min_size must be >= 0";
-    } else if (ob1x_param_size_negative(c->busy_limit)) {
-        bad = "btl_smcuda_single_copy_busy_limit must be >= 0";
-    } else if (ob1x_param_size_negative(c->split_min_size)) {
-        bad = "btl_smcuda_single_copy_split_min must be >= 0";
-    } else if (c->max_guests > SMCUDA_MAX_GUESTS) {
-        bad = "btl_smcuda_max_guests must be 0..4096";
-    } else if (c->free_list_num < 0) {
-        bad = "btl_smcuda_free_list_num must be >= 0";
-    } else if (c->free_list_inc < 0) {
-        bad = "btl_smcuda_free_list_inc must be >= 0";
-    } else if (c->free_list_max < 0) {
-        bad = "btl_smcuda_free_list_max must be >= 0 (it sizes the shared fragment pool: "
-              "there is no unlimited)";
-    } else if (ob1x_param_size_negative(c->max_pool_size)) {
-        bad = "btl_smcuda_max_pool_size must be >= 0";
-    } else if (c->max_frags < 0) {
-        bad = "btl_smcuda_max_frags must be >= 0 (it sizes the shared fragment pool: there "
-              "is no unlimited)";
-    }
-    if (NULL != bad) {
-        opal_output(0, "btl/smcuda: invalid MCA parameter: %s; btl/smcuda disabled", bad);
-        return false;
-    }
-    return true;
 }
 
 /* Clamps parameters to what the layout supports. */
@@ -443,25 +457,6 @@ static void sanitize_params(mca_btl_smcuda_component_t *c, mca_btl_base_module_t
     }
 }
 
-/* Shows a message of help-btl-smcuda.txt on this process's stderr. Open
- * MPI 4.1.4's mpirun loses the help messages processes send it while the
- * job fails (unpack errors in orte/util/show_help.c, seen whenever its
- * output is not a terminal), so the text is rendered here and written
- * directly. */
-void mca_btl_smcuda_show_help(const char *topic, ...)
-{
-    va_list ap;
-    char *msg;
-
-    va_start(ap, topic);
-    msg = opal_show_help_vstring("help-btl-smcuda.txt", topic, true, ap);
-    va_end(ap);
-    if (NULL != msg) {
-        opal_output(0, "%s", msg);
-        free(msg);
-    }
-}
-
 /* Bytes of one pool buffer (fragment header and payload). */
 static uint64_t frag_bytes(size_t payload)
 {
@@ -486,10 +481,10 @@ static int size_pool(mca_btl_smcuda_module_t *m)
     if (eager + max > cap) {
         /* the same parameters hold on every process: one of them says so */
         if (0 == opal_process_info.my_local_rank) {
-            mca_btl_smcuda_show_help("pool-too-small", opal_process_info.nodename,
-                                     (unsigned long long) m->super.btl_eager_limit,
-                                     (unsigned long long) m->super.btl_max_send_size,
-                                     (unsigned long long) (eager + max), (unsigned long long) cap);
+            ob1x_show_help_now("help-btl-smcuda.txt", "pool-too-small", opal_process_info.nodename,
+                               (unsigned long long) m->super.btl_eager_limit,
+                               (unsigned long long) m->super.btl_max_send_size,
+                               (unsigned long long) (eager + max), (unsigned long long) cap);
         }
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
@@ -607,16 +602,14 @@ static int open_backing(mca_btl_smcuda_module_t *m, uint64_t size)
         fd = create_backing_file(m, session, size);
         /* a missing or read-only directory is a choice; a full one is news */
         if (fd >= 0 && (ENOSPC == err || EFBIG == err || ENOMEM == err)) {
-            opal_output(0, "btl/smcuda: %s: %s for %llu bytes; segment placed in %s", dir,
-                        strerror(err), (unsigned long long) size, session);
+            opal_show_help("help-btl-smcuda.txt", "segment-moved", true, ob1x_host(), dir,
+                           strerror(err), (unsigned long long) size, session);
         }
         err = fd < 0 ? errno : 0;
     }
     if (fd < 0) {
-        opal_output(0,
-                    "btl/smcuda: cannot create a %llu-byte segment (%s: %s); component "
-                    "disabled",
-                    (unsigned long long) size, m->seg_path, strerror(err));
+        ob1x_show_help_now("help-btl-smcuda.txt", "segment-create-failed", ob1x_host(), m->seg_path,
+                           (unsigned long long) size, strerror(err));
     }
     return fd;
 }
@@ -650,8 +643,8 @@ static int create_segment(mca_btl_smcuda_module_t *m)
     m->seg = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (MAP_FAILED == m->seg) {
         m->seg = NULL;
-        opal_output(0, "btl/smcuda: cannot map %s (%llu bytes): %s; component disabled",
-                    m->seg_path, (unsigned long long) size, strerror(errno));
+        ob1x_show_help_now("help-btl-smcuda.txt", "segment-map-failed", ob1x_host(), m->seg_path,
+                           (unsigned long long) size, strerror(errno));
         close(fd);
         mca_btl_smcuda_unlink_segment(m);
         return OPAL_ERR_OUT_OF_RESOURCE;
@@ -712,8 +705,7 @@ static void select_copy_mechanism(mca_btl_smcuda_module_t *m)
                 m->pull_buf = NULL;
             }
         } else if (0 == m->my_lrank) {
-            opal_output(0, "btl/smcuda: CMA single copy unavailable (%s); using copy-in/copy-out",
-                        why);
+            opal_show_help("help-btl-smcuda.txt", "cma-unavailable", true, ob1x_host(), why);
         }
     }
     if (NULL == m->copy) {
@@ -756,7 +748,8 @@ static mca_btl_base_module_t **smcuda_init(int *num_btls, bool progress_threads,
     (void) mpi_threads;
     *num_btls = 0;
     if (opal_process_info.my_local_rank < 0 ||
-        !params_valid(&mca_btl_smcuda_component, &m->super)) {
+        OPAL_SUCCESS !=
+            ob1x_params_check(&mca_btl_smcuda_component.super.btl_version, params, N_PARAMS)) {
         return NULL;
     }
     /* alone on the node, only processes of other jobs (spawned or

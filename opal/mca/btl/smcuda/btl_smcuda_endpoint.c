@@ -15,6 +15,8 @@
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
+#include "common_ob1x_help.h"
+
 static void endpoint_construct(mca_btl_base_endpoint_t *ep)
 {
     ep->proc = NULL;
@@ -112,8 +114,8 @@ static int map_published(const smcuda_modex_t *mx, unsigned char **seg)
     rc = mca_btl_smcuda_endpoint_map(proc_path, mx->seg_size, mx->pid, seg);
     if (OPAL_ERR_PERM == rc && !said) {
         said = true;
-        mca_btl_smcuda_show_help("proc-fd-refused", opal_process_info.nodename, proc_path,
-                                 (int) mx->lrank);
+        ob1x_show_help_now("help-btl-smcuda.txt", "proc-fd-refused", opal_process_info.nodename,
+                           proc_path, (int) mx->lrank);
     }
     return rc;
 }
@@ -182,10 +184,8 @@ mca_btl_base_endpoint_t *mca_btl_smcuda_endpoint_new(mca_btl_smcuda_module_t *m,
         static bool noticed = false;
         if (!noticed) {
             noticed = true;
-            opal_output(0,
-                        "btl/smcuda: %s single copy refused by local peer pid %d; using "
-                        "copy-in/copy-out with it",
-                        m->copy->name, (int) pid);
+            opal_show_help("help-btl-smcuda.txt", "cma-refused", true, m->copy->name, ob1x_host(),
+                           (int) pid);
         }
     }
     return ep;

@@ -41,6 +41,8 @@
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
+#include "common_ob1x_help.h"
+
 /* Processes are told apart by pid, job and rank together: a pid alone
  * could have been reused by a process of a later job. */
 static bool same_process(const smcuda_guest_t *a, const smcuda_guest_t *b)
@@ -416,10 +418,8 @@ mca_btl_base_endpoint_t *mca_btl_smcuda_guest_arrived(mca_btl_smcuda_module_t *m
         static bool reported = false;
         if (!reported) {
             reported = true;
-            opal_output(0,
-                        "btl/smcuda: cannot map the segment of local peer pid %d (job %u rank "
-                        "%u), which sends to us",
-                        (int) g->pid, g->jobid, g->vpid);
+            opal_show_help("help-btl-smcuda.txt", "guest-map-failed", true, ob1x_host(),
+                           (int) g->pid, g->jobid, g->vpid);
         }
     }
     return ep;

@@ -11,26 +11,17 @@
 
 #include <string.h>
 
-#include "opal/datatype/opal_convertor.h"
+#include "common_ob1x_convertor.h"
 
-#include "common_ob1x_copy.h"
-
-/* Writes header + payload to dst.  Contiguous data is copied straight from
- * the user buffer; the convertor is not advanced (after a successful
- * immediate send the upper layer is done with it). */
+/* Writes header + payload to dst: contiguous host data straight from the
+ * user buffer, anything else (gaps, CUDA, checksums) through the
+ * convertor; both advance it. */
 static inline void fill(unsigned char *dst, const void *header, size_t header_size,
                         struct opal_convertor_t *convertor, size_t payload_size)
 {
     memcpy(dst, header, header_size);
-    if (payload_size > 0 && !opal_convertor_need_buffers(convertor)) {
-        void *src;
-        opal_convertor_get_current_pointer(convertor, &src);
-        ob1x_copy(dst + header_size, src, payload_size);
-    } else if (payload_size > 0) {
-        struct iovec iov = {.iov_base = dst + header_size, .iov_len = payload_size};
-        uint32_t iov_count = 1;
-        size_t bytes = payload_size;
-        (void) opal_convertor_pack(convertor, &iov, &iov_count, &bytes);
+    if (payload_size > 0) {
+        (void) ob1x_convertor_pack(convertor, dst + header_size, payload_size);
     }
 }
 

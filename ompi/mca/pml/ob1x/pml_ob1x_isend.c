@@ -188,7 +188,8 @@ send_requestless(const send_args_t *a, ompi_request_t **request, int *seq)
     ompi_datatype_type_size(a->dtype, &size);
     size *= a->count;
     peer = ob1x_peer(a->comm, a->dst);
-    if (OPAL_UNLIKELY(NULL == peer->endpoint) || peer->oproc->congested) {
+    if (OPAL_UNLIKELY(NULL == peer->endpoint) || peer->oproc->congested ||
+        peer->oproc->starts_queued > 0) {
         return OMPI_ERR_NOT_AVAILABLE;
     }
     bml_btl = mca_bml_base_btl_array_get_next(&peer->endpoint->btl_eager);

@@ -108,6 +108,7 @@ void ob1x_send_request_cancel_answer(ob1x_send_request_t *req, bool cancelled);
 void ob1x_send_request_mpi_complete(ob1x_send_request_t *req);
 void ob1x_send_request_subtract(ob1x_send_request_t *req, int64_t done);
 void ob1x_send_request_queue(ob1x_send_request_t *req, ob1x_send_state_t state);
+void ob1x_send_request_requeue_start(ob1x_send_request_t *req);
 
 /* ------------------------------------------------------------------
  * Request set-up, inline: every request-path send runs it, and on this
@@ -271,10 +272,12 @@ static inline int ob1x_send_request_start(ob1x_send_request_t *req)
     return ob1x_send_start_rndv(req, bml_btl, ob1x_rndv_first_size(btl), 0);
 }
 
-/* Start, or queue for progress to start when the BTL is out of resources. */
+/* Start, or queue for progress to start when the BTL is out of resources
+ * or earlier sends to the peer wait there (they go first). */
 static inline int ob1x_send_request_start_or_queue(ob1x_send_request_t *req)
 {
-    int rc = ob1x_send_request_start(req);
+    int rc = OPAL_UNLIKELY(req->oproc->starts_queued > 0) ? OMPI_ERR_OUT_OF_RESOURCE
+                                                         : ob1x_send_request_start(req);
     if (OPAL_UNLIKELY(OMPI_ERR_OUT_OF_RESOURCE == rc)) {
         ob1x_send_request_queue(req, OB1X_SEND_START_PENDING);
         rc = OMPI_SUCCESS;

@@ -193,11 +193,15 @@ static int progress_sends(void)
         }
         opal_atomic_add_fetch_32(&mca_pml_ob1x.pending_count, -1);
         if (OB1X_SEND_START_PENDING == state) {
+            ob1x_proc_t *oproc = req->oproc; /* the request may be gone once started */
             int rc = ob1x_send_request_restart(req);
             if (OMPI_ERR_OUT_OF_RESOURCE == rc) {
-                ob1x_send_request_queue(req, OB1X_SEND_START_PENDING);
+                /* In front again: appended, it would let the sends queued
+                 * behind it overtake it. */
+                ob1x_send_request_requeue_start(req);
                 break; /* still no room: try again on a later call */
             }
+            OPAL_THREAD_ADD_FETCH32(&oproc->starts_queued, -1);
         } else {
             /* Hold the request for the pass, as the other callers of the
              * scheduler do: FRAGs it sends may complete in other threads,

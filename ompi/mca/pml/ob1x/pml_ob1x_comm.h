@@ -57,6 +57,10 @@ typedef struct ob1x_comm {
 typedef struct ob1x_proc {
     volatile int32_t congested; /* the peer asked us to send by rendezvous only */
     int32_t late_backoff;       /* request-first eager Isends left after a late request */
+    /* Our sends to the peer queued to start (no BTL room): later ones queue
+     * behind them instead of overtaking, which would make the peer hold
+     * every message that overtook in its out-of-order queue. */
+    volatile int32_t starts_queued;
     uint64_t flow_gen_seen;     /* newest FLOW generation received from the peer */
     uint64_t flow_gen_sent;     /* generation of the last FLOW we sent to the peer */
     bool xoff_sent;             /* we told the peer we are congested */

@@ -216,7 +216,7 @@ send_requestless(const send_args_t *a, ompi_request_t **request, send_choice_t *
     ompi_datatype_type_size(a->dtype, &size);
     size *= a->count;
     peer = ob1x_peer(a->comm, a->dst);
-    if (OPAL_UNLIKELY(NULL == peer->endpoint)) {
+    if (OPAL_UNLIKELY(NULL == peer->endpoint) || peer->oproc->starts_queued > 0) {
         return OMPI_ERR_NOT_AVAILABLE;
     }
     choice->bml_btl = mca_bml_base_btl_array_get_next(&peer->endpoint->btl_eager);

@@ -82,10 +82,18 @@ ob1x_recv_frag_t *ob1x_unexpected_find(ob1x_comm_peer_t *peer, int tag)
     return NULL;
 }
 
-/* Insert into out_of_order keeping sequence order (usually appends). */
+/* Insert into out_of_order keeping sequence order (usually appends). A
+ * straggler older than everything held goes in front at once: walked from
+ * the tail, each one would cost the whole queue. */
 static void ooo_insert(ob1x_comm_peer_t *peer, ob1x_recv_frag_t *frag)
 {
-    ob1x_recv_frag_t *cur;
+    ob1x_recv_frag_t *cur = (ob1x_recv_frag_t *) opal_list_get_first(&peer->out_of_order);
+
+    if (!opal_list_is_empty(&peer->out_of_order) && cur->hdr.match.seq != frag->hdr.match.seq &&
+        ob1x_seq_ahead(cur->hdr.match.seq, frag->hdr.match.seq)) {
+        opal_list_prepend(&peer->out_of_order, &frag->super.super);
+        return;
+    }
     OPAL_LIST_FOREACH_REV(cur, &peer->out_of_order, ob1x_recv_frag_t)
     {
         if (ob1x_seq_ahead(frag->hdr.match.seq, cur->hdr.match.seq)) {

@@ -38,6 +38,7 @@ static bool withdraw_unstarted(ob1x_send_request_t *req)
                               (opal_list_item_t *) &req->base.req_base.req_ompi.super);
         req->state = OB1X_SEND_IDLE;
         opal_atomic_add_fetch_32(&mca_pml_ob1x.pending_count, -1);
+        OPAL_THREAD_ADD_FETCH32(&req->oproc->starts_queued, -1);
         taken = true;
     }
     OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);

@@ -113,7 +113,24 @@ void ob1x_send_request_queue(ob1x_send_request_t *req, ob1x_send_state_t state)
         opal_list_append(&mca_pml_ob1x.pending_sends,
                          (opal_list_item_t *) &req->base.req_base.req_ompi.super);
         ob1x_pending_added();
+        if (OB1X_SEND_START_PENDING == state) {
+            OPAL_THREAD_ADD_FETCH32(&req->oproc->starts_queued, 1);
+        }
     }
+    OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);
+}
+
+/* A queued start that progress took off the list and could not start
+ * either: back in front, so that the messages behind it keep their order
+ * (it still counts in starts_queued). */
+void ob1x_send_request_requeue_start(ob1x_send_request_t *req)
+{
+    ob1x_count_event(OB1X_EV_RESOURCE_RETRIES);
+    OPAL_THREAD_LOCK(&mca_pml_ob1x.pending_lock);
+    req->state = OB1X_SEND_START_PENDING;
+    opal_list_prepend(&mca_pml_ob1x.pending_sends,
+                      (opal_list_item_t *) &req->base.req_base.req_ompi.super);
+    ob1x_pending_added();
     OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);
 }
 

@@ -114,6 +114,8 @@ void ob1x_send_request_cancel_answer(ob1x_send_request_t *req, bool cancelled);
 void ob1x_send_request_mpi_complete(ob1x_send_request_t *req);
 void ob1x_send_request_subtract(ob1x_send_request_t *req, int64_t done);
 void ob1x_send_request_queue(ob1x_send_request_t *req, ob1x_send_state_t state);
+/* A queued start that progress could not start either: back in front. */
+void ob1x_send_request_requeue_start(ob1x_send_request_t *req);
 /* The PML is done with the request (pml_ob1x_sendreq.c). */
 void ob1x_send_request_pml_complete(ob1x_send_request_t *req);
 /* A BTL reported a failed send: the job cannot continue. */
@@ -279,13 +281,19 @@ static inline int ob1x_send_request_start(ob1x_send_request_t *req)
 }
 
 /* Start (as chosen, or choose now when bml_btl is NULL), or queue for
- * progress to start when the BTL is out of resources. */
+ * progress to start when the BTL is out of resources or earlier sends to
+ * the peer wait there. */
 static inline int ob1x_send_request_start_or_queue(ob1x_send_request_t *req,
                                                    mca_bml_base_btl_t *bml_btl,
                                                    ob1x_protocol_t proto)
 {
-    int rc = NULL == bml_btl ? ob1x_send_request_start(req)
+    int rc = OMPI_ERR_OUT_OF_RESOURCE;
+
+    /* Earlier sends to the peer that wait for BTL room go first. */
+    if (OPAL_LIKELY(0 == req->oproc->starts_queued)) {
+        rc = NULL == bml_btl ? ob1x_send_request_start(req)
                              : ob1x_send_request_start_as(req, bml_btl, proto);
+    }
     if (OPAL_UNLIKELY(OMPI_ERR_OUT_OF_RESOURCE == rc)) {
         ob1x_send_request_queue(req, OB1X_SEND_START_PENDING);
         rc = OMPI_SUCCESS;

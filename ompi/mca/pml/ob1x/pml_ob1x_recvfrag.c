@@ -15,6 +15,7 @@
 #include "ompi/mca/rte/rte.h"
 
 #include "common_ob1x_copy.h"
+#include "common_ob1x_help.h"
 
 #include "pml_ob1x.h"
 #include "pml_ob1x_ctl.h"
@@ -51,7 +52,9 @@ ob1x_recv_frag_t *ob1x_recv_frag_save(const ob1x_hdr_t *hdr, size_t hdr_len,
     if (len > OB1X_FRAG_INLINE) {
         frag->data = malloc(len);
         if (NULL == frag->data) {
-            opal_output(0, "pml:ob1x: out of memory holding a %zu-byte unexpected message", len);
+            ob1x_show_help_now("help-mpi-pml-ob1x.txt", "out-of-memory",
+                               "a message that arrived before its receive was posted",
+                               "the job is aborted", ob1x_host());
             ompi_rte_abort(OMPI_ERR_OUT_OF_RESOURCE, NULL);
         }
     }
@@ -89,11 +92,8 @@ void __opal_attribute_noinline__ ob1x_recv_bad_hdr(const mca_btl_base_descriptor
 {
     const ob1x_hdr_t *hdr = (const ob1x_hdr_t *) des->des_segments[0].seg_addr.pval;
 
-    opal_output(0,
-                "pml:ob1x: received a header of wire version %d (type %d, %zu bytes); this "
-                "build speaks version %d. All processes of a job must use the same ob1x.",
-                ob1x_hdr_version(&hdr->common), hdr->common.type,
-                (size_t) des->des_segments[0].seg_len, OB1X_HDR_VERSION);
+    ob1x_show_help_now("help-mpi-pml-ob1x.txt", "wire-version-mismatch", ob1x_host(),
+                       (int) ob1x_hdr_version(&hdr->common), (int) OB1X_HDR_VERSION);
     ompi_rte_abort(OMPI_ERR_BAD_PARAM, NULL);
 }
 

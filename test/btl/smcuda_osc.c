@@ -20,7 +20,7 @@
  *   expect=atomics   btl_smcuda_atomic_ops and the put/get counters must have
  *                    moved (osc/rdma on smcuda)
  */
-#include "btl_util.h"
+#include "osc_util.h"
 
 #define PROG "btl/smcuda_osc"
 #define WIN_BYTES (4u << 20)
@@ -45,19 +45,12 @@ typedef struct {
 #define CTR_DISP(field) ((MPI_Aint) offsetof(counters_t, field))
 #define DATA_OFF 4096
 
-typedef struct {
-    MPI_Win win;
-    unsigned char *base; /* our window memory */
-    MPI_Aint *disp;      /* per rank: address of its window (dynamic) or 0 */
-    const char *name;
-} window_t;
-
-static MPI_Aint target_disp(const window_t *w, int rank, MPI_Aint off)
+static MPI_Aint target_disp(const ou_window_t *w, int rank, MPI_Aint off)
 {
     return w->disp[rank] + off;
 }
 
-static void fence_part(window_t *w)
+static void fence_part(ou_window_t *w)
 {
     static const size_t sizes[] = {1, 8, 100, 4095, 4096, 40000, 300000, 2u << 20};
     int next = (bu_rank + 1) % bu_size, prev = (bu_rank + bu_size - 1) % bu_size;
@@ -88,14 +81,8 @@ static void fence_part(window_t *w)
     free(back);
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
-    return x < y ? -1 : x > y;
-}
-
 /* Every fetched value of a fetch-and-add by 1 must be distinct: 0..n-1. */
-static void check_tickets(const window_t *w, const char *what, int64_t *mine, int n)
+static void check_tickets(const ou_window_t *w, const char *what, int64_t *mine, int n)
 {
     int64_t *all = NULL;
 
@@ -105,7 +92,7 @@ static void check_tickets(const window_t *w, const char *what, int64_t *mine, in
     }
     MPI_Gather(mine, n, MPI_INT64_T, all, n, MPI_INT64_T, 0, MPI_COMM_WORLD);
     if (0 == bu_rank) {
-        qsort(all, (size_t) n * (size_t) bu_size, sizeof(*all), cmp_i64);
+        qsort(all, (size_t) n * (size_t) bu_size, sizeof(*all), ou_cmp_i64);
         for (int i = 0; i < n * bu_size; ++i) {
             BU_CHECK(all[i] == i, "%s: %s tickets not distinct: #%d is %lld", w->name, what, i,
                      (long long) all[i]);
@@ -114,7 +101,7 @@ static void check_tickets(const window_t *w, const char *what, int64_t *mine, in
     }
 }
 
-static void passive_part(window_t *w)
+static void passive_part(ou_window_t *w)
 {
     counters_t *c = (counters_t *) w->base;
     int64_t one64 = 1, t64[ROUNDS], old64, lmin = -(int64_t) bu_rank * 1000, swap_old;
@@ -203,7 +190,7 @@ static void passive_part(window_t *w)
         MPI_Gather(&swap_old, 1, MPI_INT64_T, olds, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
         if (0 == bu_rank) {
             int zeros = 0;
-            qsort(olds, (size_t) bu_size, sizeof(*olds), cmp_i64);
+            qsort(olds, (size_t) bu_size, sizeof(*olds), ou_cmp_i64);
             for (int i = 0; i < bu_size; ++i) {
                 zeros += 0 == olds[i];
                 BU_CHECK(0 == i || olds[i] != olds[i - 1], "%s: swap returned %lld twice", w->name,
@@ -216,72 +203,25 @@ static void passive_part(window_t *w)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-static void run_window(window_t *w)
+static void run_window(ou_window_t *w)
 {
     fence_part(w);
     passive_part(w);
-    if (0 == bu_rank) {
-        printf("%s: %s window ok\n", PROG, w->name);
-    }
 }
 
 int main(int argc, char **argv)
 {
-    bu_counters_t before, after;
-    window_t w;
+    bu_counters_t before;
     MPI_Info info;
-    int expect_atomics;
 
     bu_init(&argc, &argv);
-    expect_atomics = NULL != bu_arg(argc, argv, "expect") &&
-                     0 == strcmp(bu_arg(argc, argv, "expect"), "atomics");
-    w.disp = calloc((size_t) bu_size, sizeof(*w.disp));
-    BU_CHECK(w.disp, "out of memory");
     bu_counters_total(&before);
-
-    /* MPI_Win_create on malloc'ed memory, single-element atomics asked for */
+    /* the create window asks for single-element atomics */
     MPI_Info_create(&info);
     MPI_Info_set(info, "acc_single_intrinsic", "true");
-    w.base = malloc(WIN_BYTES);
-    BU_CHECK(w.base, "out of memory");
-    MPI_Win_create(w.base, WIN_BYTES, 1, info, MPI_COMM_WORLD, &w.win);
-    w.name = "create";
-    run_window(&w);
-    MPI_Win_free(&w.win);
-    free(w.base);
+    ou_each_flavour(PROG, NULL, WIN_BYTES, info, run_window);
     MPI_Info_free(&info);
-
-    /* MPI_Win_allocate */
-    MPI_Win_allocate(WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w.base, &w.win);
-    w.name = "allocate";
-    run_window(&w);
-    MPI_Win_free(&w.win);
-
-    /* MPI_Win_create_dynamic + attach: displacements are addresses */
-    MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &w.win);
-    w.base = malloc(WIN_BYTES);
-    BU_CHECK(w.base, "out of memory");
-    MPI_Win_attach(w.win, w.base, WIN_BYTES);
-    {
-        MPI_Aint mine;
-        MPI_Get_address(w.base, &mine);
-        MPI_Allgather(&mine, 1, MPI_AINT, w.disp, 1, MPI_AINT, MPI_COMM_WORLD);
-    }
-    w.name = "dynamic";
-    run_window(&w);
-    MPI_Win_detach(w.win, w.base);
-    MPI_Win_free(&w.win);
-    free(w.base);
-
-    bu_counters_total(&after);
-    bu_counters_print(PROG, &after);
-    if (expect_atomics && 0 == bu_rank) {
-        BU_CHECK(after.found, "btl_smcuda counters not found");
-        BU_CHECK(after.atomics > before.atomics, "no atomic operation went through btl/smcuda");
-        BU_CHECK(after.messages[BU_PUT] + after.messages[BU_GET] >
-                     before.messages[BU_PUT] + before.messages[BU_GET],
-                 "no single-copy put or get went through btl/smcuda");
-    }
-    free(w.disp);
+    ou_counters_check(PROG, &before,
+                      ou_expected(argc, argv, "atomics") ? OU_ATOMICS | OU_PUTS_OR_GETS : 0);
     return bu_finalize(PROG);
 }

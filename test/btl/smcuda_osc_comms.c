@@ -20,63 +20,16 @@
  * Every MPI error is returned, not fatal: a window that cannot be created
  * is reported as such.
  */
-#include "btl_util.h"
-
-#include <stdbool.h>
+#include "osc_util.h"
 
 #define PROG "btl/smcuda_osc_comms"
 #define WBYTES 4096
 
-enum { FL_CREATE, FL_ALLOCATE, FL_DYNAMIC, FL_COUNT };
-static const char *fl_names[FL_COUNT] = {"create", "allocate", "dynamic"};
-
-typedef struct {
-    MPI_Win win;
-    unsigned char *base, *mem;
-    MPI_Aint *disp;
-} window_t;
-
-static void win_open(window_t *w, int fl, MPI_Comm comm, const char *what)
+/* windows that return their errors (see the header) */
+static void win_open(ou_window_t *w, int fl, MPI_Comm comm, const char *where)
 {
-    int rc, n;
-    MPI_Aint mine;
-
-    MPI_Comm_size(comm, &n);
-    w->disp = calloc((size_t) n, sizeof(*w->disp));
-    w->mem = NULL;
-    BU_CHECK(w->disp, "out of memory");
-    if (FL_ALLOCATE == fl) {
-        rc = MPI_Win_allocate(WBYTES, 1, MPI_INFO_NULL, comm, &w->base, &w->win);
-    } else if (FL_CREATE == fl) {
-        w->base = w->mem = calloc(1, WBYTES);
-        rc = MPI_Win_create(w->base, WBYTES, 1, MPI_INFO_NULL, comm, &w->win);
-    } else {
-        w->base = w->mem = calloc(1, WBYTES);
-        rc = MPI_Win_create_dynamic(MPI_INFO_NULL, comm, &w->win);
-        if (MPI_SUCCESS == rc) {
-            rc = MPI_Win_attach(w->win, w->base, WBYTES);
-        }
-        MPI_Get_address(w->base, &mine);
-        MPI_Allgather(&mine, 1, MPI_AINT, w->disp, 1, MPI_AINT, comm);
-    }
-    if (MPI_SUCCESS != rc) {
-        char msg[MPI_MAX_ERROR_STRING];
-        int len = 0;
-        MPI_Error_string(rc, msg, &len);
-        bu_fail("%s window on %s: %s", fl_names[fl], what, msg);
-    }
+    ou_win_open(w, fl, comm, WBYTES, MPI_INFO_NULL, where);
     MPI_Win_set_errhandler(w->win, MPI_ERRORS_RETURN);
-    memset(w->base, 0, WBYTES);
-}
-
-static void win_close(window_t *w, int fl)
-{
-    if (FL_DYNAMIC == fl) {
-        MPI_Win_detach(w->win, w->base);
-    }
-    MPI_Win_free(&w->win);
-    free(w->mem);
-    free(w->disp);
 }
 
 #define OK(call, ...)                                                                              \
@@ -87,7 +40,7 @@ static void win_close(window_t *w, int fl)
 
 static void self_window(int fl)
 {
-    window_t w;
+    ou_window_t w;
     int64_t v = 42, got = 0, one = 5, old = -1, cmp, nv;
     int32_t c32 = 0, n32 = 7, o32 = -1;
     double dx = 1.5, dold = -1;
@@ -100,16 +53,16 @@ static void self_window(int fl)
     OK(MPI_Win_flush(0, w.win), "flush");
     OK(MPI_Get(&got, 1, MPI_INT64_T, 0, d, 1, MPI_INT64_T, w.win), "get from self");
     OK(MPI_Win_flush(0, w.win), "flush");
-    BU_CHECK(42 == got, "%s on MPI_COMM_SELF: get returned %lld", fl_names[fl], (long long) got);
+    BU_CHECK(42 == got, "%s on MPI_COMM_SELF: get returned %lld", w.name, (long long) got);
     OK(MPI_Accumulate(&one, 1, MPI_INT64_T, 0, d, 1, MPI_INT64_T, MPI_SUM, w.win), "accumulate");
     OK(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 0, d, MPI_SUM, w.win), "fetch_and_op");
     OK(MPI_Win_flush(0, w.win), "flush");
-    BU_CHECK(47 == old, "%s on MPI_COMM_SELF: fetch-and-op fetched %lld, expected 47", fl_names[fl],
+    BU_CHECK(47 == old, "%s on MPI_COMM_SELF: fetch-and-op fetched %lld, expected 47", w.name,
              (long long) old);
     cmp = 52, nv = 1000;
     OK(MPI_Compare_and_swap(&nv, &cmp, &old, MPI_INT64_T, 0, d, w.win), "compare_and_swap");
     OK(MPI_Win_flush(0, w.win), "flush");
-    BU_CHECK(52 == old, "%s on MPI_COMM_SELF: compare-and-swap fetched %lld", fl_names[fl],
+    BU_CHECK(52 == old, "%s on MPI_COMM_SELF: compare-and-swap fetched %lld", w.name,
              (long long) old);
     OK(MPI_Compare_and_swap(&n32, &c32, &o32, MPI_INT32_T, 0, d + 8, w.win), "cas32");
     OK(MPI_Fetch_and_op(&dx, &dold, MPI_DOUBLE, 0, d + 16, MPI_SUM, w.win), "fop double");
@@ -117,14 +70,14 @@ static void self_window(int fl)
     BU_CHECK(1000 == *(int64_t *) w.base && 0 == o32 && 7 == *(int32_t *) (w.base + 8) &&
                  0 == dold && 1.5 == *(double *) (w.base + 16),
              "%s on MPI_COMM_SELF: window holds %lld %d %g (cas32 fetched %d, fop fetched %g)",
-             fl_names[fl], (long long) *(int64_t *) w.base, *(int32_t *) (w.base + 8),
+             w.name, (long long) *(int64_t *) w.base, *(int32_t *) (w.base + 8),
              *(double *) (w.base + 16), o32, dold);
-    win_close(&w, fl);
+    ou_win_close(&w);
 }
 
 static void split_window(int fl, MPI_Comm half, int color)
 {
-    window_t w;
+    ou_window_t w;
     int me, n, next, prev, winner = -2, wins, minus1 = -1;
     int64_t mine, got = -1, one = 1, ticket = -1, all_tickets = 0;
 
@@ -149,7 +102,7 @@ static void split_window(int fl, MPI_Comm half, int color)
     OK(MPI_Compare_and_swap(&me, &minus1, &winner, MPI_INT32_T, 0, w.disp[0] + 16, w.win), "cas");
     OK(MPI_Win_fence(0, w.win), "fence");
     BU_CHECK(got == mine, "%s window on a split: got %lld back from the next rank, put %lld",
-             fl_names[fl], (long long) got, (long long) mine);
+             w.name, (long long) got, (long long) mine);
     {
         int64_t from_prev = *(int64_t *) w.base;
         int prev_world = -1;
@@ -160,21 +113,21 @@ static void split_window(int fl, MPI_Comm half, int color)
         MPI_Group_free(&g);
         MPI_Group_free(&wg);
         BU_CHECK(from_prev == 1000 * prev_world + fl, "%s window on a split: holds %lld from %d",
-                 fl_names[fl], (long long) from_prev, prev_world);
+                 w.name, (long long) from_prev, prev_world);
     }
     wins = -1 == winner;
     MPI_Allreduce(MPI_IN_PLACE, &wins, 1, MPI_INT, MPI_SUM, half);
     MPI_Allreduce(&ticket, &all_tickets, 1, MPI_INT64_T, MPI_SUM, half);
-    BU_CHECK(1 == wins, "%s window on a split: %d compare-and-swap winners", fl_names[fl], wins);
+    BU_CHECK(1 == wins, "%s window on a split: %d compare-and-swap winners", w.name, wins);
     BU_CHECK(all_tickets == (int64_t) n * (n - 1) / 2, "%s window on a split: tickets sum %lld",
-             fl_names[fl], (long long) all_tickets);
+             w.name, (long long) all_tickets);
     if (0 == me) {
-        BU_CHECK(n == *(int64_t *) (w.base + 8), "%s window on a split: counter %lld", fl_names[fl],
+        BU_CHECK(n == *(int64_t *) (w.base + 8), "%s window on a split: counter %lld", w.name,
                  (long long) *(int64_t *) (w.base + 8));
     }
     for (int turn = 0; turn < 2; ++turn) {
         if (turn == color) {
-            win_close(&w, fl);
+            ou_win_close(&w);
         }
         MPI_Barrier(MPI_COMM_WORLD);
     }
@@ -188,7 +141,7 @@ int main(int argc, char **argv)
     bu_init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    for (int fl = 0; fl < FL_COUNT; ++fl) {
+    for (int fl = 0; fl < OU_NFLAVOURS; ++fl) {
         self_window(fl);
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -198,7 +151,7 @@ int main(int argc, char **argv)
     color = bu_rank % 2;
     MPI_Comm_split(MPI_COMM_WORLD, color, bu_rank, &half);
     MPI_Comm_set_errhandler(half, MPI_ERRORS_RETURN);
-    for (int fl = 0; fl < FL_COUNT; ++fl) {
+    for (int fl = 0; fl < OU_NFLAVOURS; ++fl) {
         split_window(fl, half, color);
     }
     MPI_Comm_free(&half);

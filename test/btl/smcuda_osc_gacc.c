@@ -17,7 +17,7 @@
  * target) whenever the BTL carries out the fetching atomics: it unpacks the
  * results from past the values the atomics returned.
  */
-#include "btl_util.h"
+#include "osc_util.h"
 
 #define PROG "btl/smcuda_osc_gacc"
 #define N 5
@@ -27,13 +27,8 @@ enum { T_INT, T_LONG, T_FLT, T_DBL, T_COUNT };
 static const char *type_names[T_COUNT] = {"int", "long", "float", "double"};
 static MPI_Datatype types[T_COUNT];
 static const int sizes[T_COUNT] = {sizeof(int), sizeof(long), sizeof(float), sizeof(double)};
-
-typedef struct {
-    MPI_Win win;
-    unsigned char *base;
-    MPI_Aint *disp;
-    const char *name;
-} window_t;
+/* how each type is read and written (osc_util.h) */
+static const int kinds[T_COUNT] = {OU_KIND_OF_INT(int), OU_KIND_OF_INT(long), OU_FLT, OU_DBL};
 
 static double init_val(int tgt, int o, int e)
 {
@@ -47,39 +42,17 @@ static double operand(int tgt, int o, int e)
 
 static void put_val(int t, void *p, double v)
 {
-    switch (t) {
-        case T_INT:
-            *(int *) p = (int) v;
-            break;
-        case T_LONG:
-            *(long *) p = (long) v;
-            break;
-        case T_FLT:
-            *(float *) p = (float) v;
-            break;
-        default:
-            *(double *) p = v;
-            break;
-    }
+    ou_store(kinds[t], p, ou_val(v));
 }
 
 static double get_val(int t, const void *p)
 {
-    switch (t) {
-        case T_INT:
-            return *(const int *) p;
-        case T_LONG:
-            return (double) *(const long *) p;
-        case T_FLT:
-            return *(const float *) p;
-        default:
-            return *(const double *) p;
-    }
+    return ou_shown(kinds[t], p);
 }
 
 /* op: 0 SUM, 1 REPLACE, 2 NO_OP; shape: 0 all derived, 1 derived result
  * only; acc: MPI_Accumulate (SUM) instead of MPI_Get_accumulate. */
-static void one_epoch(const window_t *w, int t, int op, int shape, int acc)
+static void one_epoch(const ou_window_t *w, int t, int op, int shape, int acc)
 {
     static const char *op_names[] = {"SUM", "REPLACE", "NO_OP"};
     const MPI_Op mop = 0 == op ? MPI_SUM : 1 == op ? MPI_REPLACE : MPI_NO_OP;
@@ -138,7 +111,7 @@ static void one_epoch(const window_t *w, int t, int op, int shape, int acc)
     MPI_Type_free(&one);
 }
 
-static void run_window(window_t *w)
+static void run_window(ou_window_t *w)
 {
     for (int t = 0; t < T_COUNT; ++t) {
         for (int shape = 0; shape < 2; ++shape) {
@@ -148,51 +121,16 @@ static void run_window(window_t *w)
         }
         one_epoch(w, t, 0, 0, 1);
     }
-    if (0 == bu_rank) {
-        printf("%s: %s window ok\n", PROG, w->name);
-    }
 }
 
 int main(int argc, char **argv)
 {
-    const MPI_Aint bytes = (MPI_Aint) SLOT * 64;
-    window_t w;
-    MPI_Aint mine;
-
     bu_init(&argc, &argv);
     BU_CHECK(bu_size <= 64, "at most 64 ranks");
     types[T_INT] = MPI_INT;
     types[T_LONG] = MPI_LONG;
     types[T_FLT] = MPI_FLOAT;
     types[T_DBL] = MPI_DOUBLE;
-    w.disp = calloc((size_t) bu_size, sizeof(*w.disp));
-    BU_CHECK(w.disp, "out of memory");
-
-    w.base = malloc((size_t) bytes);
-    BU_CHECK(w.base, "out of memory");
-    MPI_Win_create(w.base, bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w.win);
-    w.name = "create";
-    run_window(&w);
-    MPI_Win_free(&w.win);
-    free(w.base);
-
-    MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w.base, &w.win);
-    w.name = "allocate";
-    run_window(&w);
-    MPI_Win_free(&w.win);
-
-    MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &w.win);
-    w.base = malloc((size_t) bytes);
-    BU_CHECK(w.base, "out of memory");
-    MPI_Win_attach(w.win, w.base, bytes);
-    MPI_Get_address(w.base, &mine);
-    MPI_Allgather(&mine, 1, MPI_AINT, w.disp, 1, MPI_AINT, MPI_COMM_WORLD);
-    w.name = "dynamic";
-    run_window(&w);
-    MPI_Win_detach(w.win, w.base);
-    MPI_Win_free(&w.win);
-    free(w.base);
-
-    free(w.disp);
+    ou_each_flavour(PROG, NULL, (MPI_Aint) SLOT * 64, MPI_INFO_NULL, run_window);
     return bu_finalize(PROG);
 }

@@ -17,7 +17,7 @@
  * seconds=N (stop early after this long, default 60),
  * expect=helped (the data owner must have copied part of the gets).
  */
-#include "btl_util.h"
+#include "osc_util.h"
 
 #define PROG "btl/smcuda_osc_getstress"
 
@@ -49,11 +49,11 @@ static void report_bad(const int *buf, long n, long bad, int seen, int epoch)
 int main(int argc, char **argv)
 {
     const char *a;
-    int epochs = 4000, done = 0, one = 1, helped_expected;
+    int epochs = 4000, done = 0, one = 1;
     long ints = 100000;
     double seconds = 60, t0;
     int *win_mem = NULL, *dst = NULL, stop = 0;
-    bu_counters_t before, after;
+    bu_counters_t before;
     MPI_Win win;
 
     bu_init(&argc, &argv);
@@ -67,7 +67,6 @@ int main(int argc, char **argv)
     if (NULL != (a = bu_arg(argc, argv, "seconds"))) {
         seconds = atof(a);
     }
-    helped_expected = NULL != (a = bu_arg(argc, argv, "expect")) && 0 == strcmp(a, "helped");
 
     if (1 == bu_rank) {
         win_mem = malloc(sizeof(int) * (size_t) (ints + 1));
@@ -108,19 +107,12 @@ int main(int argc, char **argv)
     if (1 == bu_rank) {
         BU_CHECK(1 == win_mem[0], "the put of 1 int is missing: %d", win_mem[0]);
     }
-    bu_counters_total(&after);
     MPI_Win_free(&win);
     if (0 == bu_rank) {
         printf("%s: %d epochs of %ld-byte gets in %.1f s, every byte received\n", PROG, done,
                ints * (long) sizeof(int), MPI_Wtime() - t0);
     }
-    bu_counters_print(PROG, &after);
-    if (helped_expected && 0 == bu_rank) {
-        BU_CHECK(after.found, "btl_smcuda counters not found");
-        BU_CHECK(after.messages[BU_GET] > before.messages[BU_GET], "no get went through smcuda");
-        BU_CHECK(after.helped > before.helped,
-                 "the data owner copied no part of the gets (no shared get tested)");
-    }
+    ou_counters_check(PROG, &before, ou_expected(argc, argv, "helped") ? OU_GETS | OU_HELPED : 0);
     free(dst);
     free(win_mem);
     return bu_finalize(PROG);

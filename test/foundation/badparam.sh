@@ -14,13 +14,7 @@
 # are the values'.
 set -u
 
-fail() {
-    echo "FAIL: $*"
-    exit 1
-}
-
-tmp=$(mktemp -d) || fail "mktemp"
-trap 'rm -rf "$tmp"' EXIT
+. "$OB1X_SRCDIR/test/common/refused.sh"
 "$MPICC" -o "$tmp/hello" "$OB1X_SRCDIR/test/foundation/hello.c" || fail "cannot build hello"
 
 case "${1:-}" in
@@ -50,9 +44,10 @@ esac
 # --mca value that starts with '-' would be taken by mpirun for an option,
 # so values travel through OMPI_MCA_* variables)
 run() {
-    env "$@" timeout -k 5 60 "$MPIRUN" -np 2 --oversubscribe \
-        --mca btl_base_warn_component_unused 0 "${select[@]}" \
-        "$tmp/hello" </dev/null >"$tmp/out" 2>&1
+    (
+        [ $# -eq 0 ] || export "$@"
+        job 60 "${select[@]}" "$tmp/hello"
+    )
 }
 
 run || fail "the job with default values failed: $(tail -3 "$tmp/out")"
@@ -65,14 +60,8 @@ for kv in $bad; do
     name=${kv%%=*}
     start=$SECONDS
     run "OMPI_MCA_$prefix$kv"
-    rc=$?
-    [ $rc -ne 0 ] || fail "$prefix$kv: the job succeeded"
-    [ $rc -ne 124 ] && [ $rc -ne 137 ] || fail "$prefix$kv: the job hung"
-    grep -q "^ *MCA parameter: *$prefix$name\$" "$tmp/out" &&
-        grep -q "^ *Value: *${kv#*=}\$" "$tmp/out" &&
-        grep -q "^ *Accepted values: " "$tmp/out" ||
-        fail "$prefix$kv: no help message naming the parameter, value and accepted values; output: $(head -12 "$tmp/out")"
-    grep -q "Segmentation\|signal" "$tmp/out" && fail "$prefix$kv: a process crashed"
+    check_refused $? "$prefix$kv" "the parameter, value and accepted values" \
+        "^ *MCA parameter: *$prefix$name\$" "^ *Value: *${kv#*=}\$" "^ *Accepted values: "
     echo "rejected $prefix$kv in $((SECONDS - start)) s"
     checked=$((checked + 1))
 done

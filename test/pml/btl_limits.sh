@@ -12,13 +12,7 @@
 # an eager size and at rendezvous sizes with their contents checked.
 set -u
 
-fail() {
-    echo "FAIL: $*"
-    exit 1
-}
-
-tmp=$(mktemp -d) || fail "mktemp"
-trap 'rm -rf "$tmp"' EXIT
+. "$OB1X_SRCDIR/test/common/refused.sh"
 src=$OB1X_SRCDIR/test
 "$MPICC" -I"$src/common" -I"$src/pml" -o "$tmp/edge" "$src/pml/edge.c" "$src"/common/*.c ||
     fail "cannot build pml/edge"
@@ -26,23 +20,15 @@ src=$OB1X_SRCDIR/test
 # run [--mca name value ...]: pml/edge over tcp (vader and smcuda left out:
 # tcp is the BTL under test) with those parameters, bounded
 run() {
-    timeout -k 5 120 "$MPIRUN" -np 2 --oversubscribe --mca btl_base_warn_component_unused 0 \
-        --mca pml ob1x --mca btl self,tcp "$@" "$tmp/edge" \
-        </dev/null >"$tmp/out" 2>&1
+    job 120 --mca pml ob1x --mca btl self,tcp "$@" "$tmp/edge"
 }
 
 # refused NAME VALUE LABEL MINIMUM
 refused() {
-    local start=$SECONDS rc
+    local start=$SECONDS
     run --mca "btl_tcp_$1" "$2"
-    rc=$?
-    [ $rc -ne 124 ] && [ $rc -ne 137 ] || fail "btl_tcp_$1=$2: the job hung"
-    [ $rc -ne 0 ] || fail "btl_tcp_$1=$2: the job succeeded; output: $(tail -5 "$tmp/out")"
-    grep -q "Segmentation\|signal" "$tmp/out" && fail "btl_tcp_$1=$2: a process crashed"
-    grep -q "^ *MCA parameter name: *btl_tcp_$1\$" "$tmp/out" &&
-        grep -q "^ *BTL $3 value: *$2\$" "$tmp/out" &&
-        grep -q "^ *BTL $3 minimum: *$4\$" "$tmp/out" ||
-        fail "btl_tcp_$1=$2: no help message naming the parameter, value and minimum; output: $(head -15 "$tmp/out")"
+    check_refused $? "btl_tcp_$1=$2" "the parameter, value and minimum" \
+        "^ *MCA parameter name: *btl_tcp_$1\$" "^ *BTL $3 value: *$2\$" "^ *BTL $3 minimum: *$4\$"
     echo "refused btl_tcp_$1=$2 in $((SECONDS - start)) s"
 }
 

@@ -25,7 +25,6 @@
 BEGIN_C_DECLS
 
 struct ob1x_proc;
-struct ob1x_probe_waiter;
 
 typedef struct ob1x_comm_peer {
     /* Where sends to this peer go, resolved on first use (ob1x_peer_resolve);
@@ -47,9 +46,6 @@ typedef struct ob1x_comm {
     uint32_t post_seq;       /* posting order of receives: decides specific vs. wildcard */
     opal_list_t wildcard;    /* posted MPI_ANY_SOURCE receives, in posting order */
     size_t unexpected_count; /* unexpected fragments over all peers */
-    /* Threads blocked in MPI_Probe/MPI_Mprobe, woken by the next unexpected
-     * arrival (pml_ob1x_iprobe.c). */
-    struct ob1x_probe_waiter *probe_waiters;
     int num_peers;
     opal_list_item_t held_item;       /* on mca_pml_ob1x.held_comms while held */
     struct ompi_communicator_t *comm; /* the communicator, for the release */

@@ -24,19 +24,13 @@ static void probe_status(ompi_status_public_t *status, const ob1x_recv_frag_t *f
     }
 }
 
-/* One look; with `take`, the fragment leaves the queue (matched probe).
- * An empty communicator is seen without the lock: a polling MPI_Iprobe
- * would otherwise contend with the thread matching arrivals for it. A
- * message that another thread is queueing right now is seen next time. */
+/* One look; with `take`, the fragment leaves the queue (matched probe). */
 static ob1x_recv_frag_t *probe_once(int src, int tag, struct ompi_communicator_t *comm, bool take)
 {
     ob1x_comm_t *oc = ob1x_comm_of(comm);
     ob1x_comm_peer_t *peer = NULL;
     ob1x_recv_frag_t *frag;
 
-    if (0 == *(volatile size_t *) &oc->unexpected_count) {
-        return NULL;
-    }
     OPAL_THREAD_LOCK(&oc->lock);
     frag = ob1x_unexpected_find_any(oc, src, tag, &peer);
     if (NULL != frag && take) {
@@ -44,48 +38,6 @@ static ob1x_recv_frag_t *probe_once(int src, int tag, struct ompi_communicator_t
     }
     OPAL_THREAD_UNLOCK(&oc->lock);
     return frag;
-}
-
-/*
- * MPI_Probe / MPI_Mprobe. Under threads the caller sleeps like a blocked
- * receive (Open MPI's wait: one waiting thread progresses, the others sleep)
- * until a message joins an unexpected queue of the communicator, then looks
- * again. Spinning on opal_progress instead kept up to two threads per
- * process polling beside the one progressing, each taking the matching
- * lock once per turn, on cores that also run the threads moving the data.
- */
-static ob1x_recv_frag_t *probe_blocking(int src, int tag, struct ompi_communicator_t *comm,
-                                        bool take)
-{
-    ob1x_comm_t *oc = ob1x_comm_of(comm);
-    ob1x_comm_peer_t *peer = NULL;
-    ob1x_probe_waiter_t w;
-    ob1x_recv_frag_t *frag;
-
-    if (!opal_using_threads()) {
-        while (NULL == (frag = probe_once(src, tag, comm, take))) {
-            opal_progress();
-        }
-        return frag;
-    }
-    for (;;) {
-        OPAL_THREAD_LOCK(&oc->lock);
-        frag = ob1x_unexpected_find_any(oc, src, tag, &peer);
-        if (NULL != frag) {
-            if (take) {
-                ob1x_unexpected_remove(oc, peer, frag);
-            }
-            OPAL_THREAD_UNLOCK(&oc->lock);
-            return frag;
-        }
-        /* Listed under the lock that queues arrivals: none can slip by. */
-        WAIT_SYNC_INIT(&w.sync, 1);
-        w.next = oc->probe_waiters;
-        oc->probe_waiters = &w;
-        OPAL_THREAD_UNLOCK(&oc->lock);
-        SYNC_WAIT(&w.sync);
-        WAIT_SYNC_RELEASE(&w.sync);
-    }
 }
 
 int ob1x_iprobe(int src, int tag, struct ompi_communicator_t *comm, int *matched,
@@ -107,8 +59,11 @@ int ob1x_iprobe(int src, int tag, struct ompi_communicator_t *comm, int *matched
 
 int ob1x_probe(int src, int tag, struct ompi_communicator_t *comm, ompi_status_public_t *status)
 {
-    ob1x_recv_frag_t *frag = probe_blocking(src, tag, comm, false);
+    ob1x_recv_frag_t *frag;
 
+    while (NULL == (frag = probe_once(src, tag, comm, false))) {
+        opal_progress();
+    }
     probe_status(status, frag);
     return OMPI_SUCCESS;
 }
@@ -148,8 +103,11 @@ int ob1x_improbe(int src, int tag, struct ompi_communicator_t *comm, int *matche
 int ob1x_mprobe(int src, int tag, struct ompi_communicator_t *comm, struct ompi_message_t **message,
                 ompi_status_public_t *status)
 {
-    ob1x_recv_frag_t *frag = probe_blocking(src, tag, comm, true);
+    ob1x_recv_frag_t *frag;
 
+    while (NULL == (frag = probe_once(src, tag, comm, true))) {
+        opal_progress();
+    }
     probe_status(status, frag);
     make_message(comm, frag, message);
     ob1x_flow_release();

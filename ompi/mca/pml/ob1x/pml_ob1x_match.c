@@ -60,22 +60,6 @@ static void unexpected_add(ob1x_comm_t *oc, ob1x_comm_peer_t *peer, ob1x_recv_fr
     oc->unexpected_count++;
     OPAL_THREAD_ADD_FETCH64(&mca_pml_ob1x.unexpected_bytes, (int64_t) frag->data_len);
     ob1x_count_unexpected(1);
-    if (OPAL_UNLIKELY(NULL != oc->probe_waiters)) {
-        ob1x_probe_waiters_wake(oc);
-    }
-}
-
-void ob1x_probe_waiters_wake(ob1x_comm_t *oc)
-{
-    ob1x_probe_waiter_t *w = oc->probe_waiters, *next;
-
-    oc->probe_waiters = NULL;
-    for (; NULL != w; w = next) {
-        /* Read first: once signalled, the waiter may return and its stack
-         * frame be reused. */
-        next = w->next;
-        wait_sync_update(&w->sync, 1, OMPI_SUCCESS);
-    }
 }
 
 void ob1x_unexpected_remove(ob1x_comm_t *oc, ob1x_comm_peer_t *peer, ob1x_recv_frag_t *frag)

@@ -9,9 +9,6 @@
 
 #include "ompi_config.h"
 
-#include "opal/threads/wait_sync.h"
-
-
 #include "pml_ob1x_comm.h"
 #include "pml_ob1x_flow.h"
 #include "pml_ob1x_order.h"
@@ -54,17 +51,6 @@ void ob1x_unexpected_remove(ob1x_comm_t *oc, ob1x_comm_peer_t *peer, ob1x_recv_f
 /* Unexpected fragment for (src, tag), src may be MPI_ANY_SOURCE. Lock held. */
 ob1x_recv_frag_t *ob1x_unexpected_find_any(ob1x_comm_t *oc, int src, int tag,
                                            ob1x_comm_peer_t **peer_out);
-
-/* A thread blocked in MPI_Probe/MPI_Mprobe under MPI_THREAD_MULTIPLE, on
- * its communicator's list (lock held) until a message joins an unexpected
- * queue there; the wake-up takes the whole list. Lives on the prober's stack. */
-typedef struct ob1x_probe_waiter {
-    struct ob1x_probe_waiter *next;
-    ompi_wait_sync_t sync;
-} ob1x_probe_waiter_t;
-
-/* Signal and unlist every blocked prober of oc. Lock held. */
-void ob1x_probe_waiters_wake(ob1x_comm_t *oc);
 
 END_C_DECLS
 

@@ -166,9 +166,43 @@ int ob1x_del_procs(struct ompi_proc_t **procs, size_t nprocs)
     return mca_bml.bml_del_procs(nprocs, procs);
 }
 
+/* Defined by libmpi (the mpi_yield_when_idle parameter), which applies it
+ * to opal_progress at the end of MPI_Init; 4.1 installs no header for it. */
+extern bool ompi_mpi_yield_when_idle;
+
+/*
+ * Under MPI_THREAD_MULTIPLE the threads of a rank share the core(s) it is
+ * bound to (one, by mpirun's default). Open MPI's wait lets one waiting
+ * thread run opal_progress in a loop, and threads that probe spin through
+ * it too; without yielding, each spins for its whole time slice while the
+ * thread that must finish signalling a completion, or that holds a BTL's
+ * progress, waits for the core. Open MPI yields only when it sees the node
+ * oversubscribed; with threads, a rank oversubscribes its own core. A value
+ * the user set for mpi_yield_when_idle is left alone.
+ */
+static void thread_yield_setup(void)
+{
+    const mca_base_var_t *var;
+    int idx;
+
+    if (!opal_using_threads() || !mca_pml_ob1x.params.thread_yield) {
+        return;
+    }
+    idx = mca_base_var_find("ompi", "mpi", NULL, "yield_when_idle");
+    if (idx >= 0 && OPAL_SUCCESS == mca_base_var_get(idx, &var) &&
+        MCA_BASE_VAR_SOURCE_DEFAULT != var->mbv_source) {
+        return;
+    }
+    ompi_mpi_yield_when_idle = true;
+}
+
+/* Called once, on the selected PML, before MPI_Init applies
+ * mpi_yield_when_idle. */
 int ob1x_enable(bool enable)
 {
-    (void) enable; /* nothing to switch: ob1x is ready once selected */
+    if (enable) {
+        thread_yield_setup();
+    }
     return OMPI_SUCCESS;
 }
 

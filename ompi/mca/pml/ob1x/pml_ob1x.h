@@ -35,6 +35,7 @@ typedef struct ob1x_params {
     size_t rndv_eager_limit; /* 0: use each BTL's own */
     size_t sendi_max;        /* largest payload tried with btl_sendi */
     bool isend_requestless;  /* eager Isend before any request (see pml_ob1x_isend.c) */
+    bool thread_yield;       /* idle progress yields under MPI_THREAD_MULTIPLE (pml_ob1x.c) */
     size_t unexpected_limit; /* unexpected eager bytes before senders are throttled */
     int fault_every;         /* testing aid: every Nth descriptor request fails; 0 off */
     int orphan_hold_ms;      /* testing aid: new communicators ignore arrivals this long */

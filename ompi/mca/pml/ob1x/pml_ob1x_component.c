@@ -128,6 +128,15 @@ static const ob1x_param_t params[] = {
      .description = "Largest payload tried with the BTL's immediate send (eager immediate "
                     "protocol) on BTLs that can send in place; BTLs that copy eager data anyway "
                     "get btl_sendi up to their eager limit"},
+    {.name = "thread_yield",
+     .type = MCA_BASE_VAR_TYPE_BOOL,
+     .storage = P(thread_yield),
+     .def = true,
+     .level = OPAL_INFO_LVL_5,
+     .description = "Under MPI_THREAD_MULTIPLE, turn on mpi_yield_when_idle (a pass of "
+                    "opal_progress that finds nothing gives up the core) unless it was set "
+                    "explicitly. Threads waiting in MPI calls otherwise spin on the core that "
+                    "the threads matching and copying data need"},
     {.name = "isend_requestless",
      .type = MCA_BASE_VAR_TYPE_BOOL,
      .storage = P(isend_requestless),

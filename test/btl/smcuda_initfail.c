@@ -22,7 +22,13 @@
  *
  * Arguments: case=param|prio|kill|refuse, rounds=N (kill; default 20),
  * pml=NAME (default ob1x), expect_msg=TEXT (refuse: a word of the
- * message), further child parameters as "mca:NAME=VALUE".
+ * message), cleanup=runtime, further child parameters as "mca:NAME=VALUE".
+ *
+ * cleanup=runtime is for named segments, whose names a killed process
+ * leaves to the run time to remove when the job ends: a round in which
+ * mpirun itself hung in Open MPI's shutdown and had to be killed never
+ * reaches that cleanup, so files left in such a round are reported, not
+ * failed. Every other round must still leave nothing.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -112,6 +118,7 @@ typedef struct {
     const char *pml;
     const char *expect_msg;
     int rounds;
+    int runtime_cleanup; /* cleanup=runtime: see the top of this file */
     char *extra[32]; /* "--mca NAME VALUE" triples from mca:NAME=VALUE */
     int n_extra;
 } opts_t;
@@ -357,6 +364,11 @@ static int one_round(const opts_t *o, const char *self, int round, int *in_init)
         printf("FAIL: round %d: no worker started\n", round);
         return 1;
     }
+    if (left > 0 && -2 == rc && o->runtime_cleanup) {
+        printf("round %d: note: %d named file(s) left: mpirun was killed before its cleanup\n",
+               round, left);
+        return 0;
+    }
     if (left > 0) {
         printf("FAIL: round %d: %d file(s) of the job left in %s\n", round, left, SHM_DIR);
         return 1;
@@ -378,6 +390,8 @@ static int driver(int argc, char **argv)
             o.pml = argv[i] + 4;
         else if (0 == strncmp(argv[i], "expect_msg=", 11)) {
             o.expect_msg = argv[i] + 11;
+        } else if (0 == strcmp(argv[i], "cleanup=runtime")) {
+            o.runtime_cleanup = 1;
         } else if (0 == strncmp(argv[i], "rounds=", 7))
             o.rounds = atoi(argv[i] + 7);
         else if (0 == strncmp(argv[i], "mca:", 4) && strchr(argv[i], '=') && o.n_extra < 30) {

@@ -39,20 +39,15 @@ extern ob1x_counters_t ob1x_counters;
 int ob1x_pvars_register_all(void);
 
 /* Exact under MPI_THREAD_MULTIPLE, a plain add otherwise (common/ob1x). */
-static inline void ob1x_count_add(uint64_t *counter, uint64_t value)
-{
-    (void) ob1x_counter_add(counter, value);
-}
-
 static inline void ob1x_count_protocol(ob1x_protocol_t proto, size_t bytes)
 {
-    ob1x_count_add(&ob1x_counters.messages[proto], 1);
-    ob1x_count_add(&ob1x_counters.bytes[proto], bytes);
+    (void) ob1x_counter_add(&ob1x_counters.messages[proto], 1);
+    (void) ob1x_counter_add(&ob1x_counters.bytes[proto], bytes);
 }
 
 static inline void ob1x_count_event(ob1x_event_t ev)
 {
-    ob1x_count_add(&ob1x_counters.events[ev], 1);
+    (void) ob1x_counter_add(&ob1x_counters.events[ev], 1);
 }
 
 /* Called with the communicator's matching lock held. */

@@ -47,7 +47,7 @@ static void send_eager_done(mca_btl_base_module_t *btl, struct mca_btl_base_endp
     (void) btl;
     (void) ep;
     if (OPAL_UNLIKELY(OMPI_SUCCESS != status)) {
-        ob1x_send_request_failed(req, status);
+        ob1x_send_fatal(req->base.req_base.req_proc, status);
     }
     ob1x_send_request_subtract(req, 1);
 }
@@ -93,8 +93,8 @@ static inline __opal_attribute_always_inline__ int send_eager_des(ob1x_send_requ
         return OMPI_SUCCESS;
     }
     req->outstanding = (int64_t) size;
-    ob1x_count_add(&ob1x_counters.messages[proto], (uint64_t) -1);
-    ob1x_count_add(&ob1x_counters.bytes[proto], (uint64_t) - (int64_t) size);
+    (void) ob1x_counter_add(&ob1x_counters.messages[proto], (uint64_t) -1);
+    (void) ob1x_counter_add(&ob1x_counters.bytes[proto], (uint64_t) - (int64_t) size);
     mca_bml_base_free(bml_btl, des);
     return OMPI_ERR_OUT_OF_RESOURCE;
 }

@@ -35,7 +35,7 @@ static void send_frag_done(mca_btl_base_module_t *btl, struct mca_btl_base_endpo
         payload += 1; /* the descriptor's own unit, see the top of this file */
     }
     if (OPAL_UNLIKELY(OMPI_SUCCESS != status)) {
-        ob1x_send_request_failed(req, status);
+        ob1x_send_fatal(req->base.req_base.req_proc, status);
     }
     if (OB1X_HDR_FRAG == hdr->type) {
         OPAL_THREAD_ADD_FETCH32(&req->frags_in_flight, -1);
@@ -120,8 +120,8 @@ int ob1x_send_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, size_t
         }
         return OMPI_SUCCESS;
     }
-    ob1x_count_add(&ob1x_counters.messages[req->protocol], (uint64_t) -1);
-    ob1x_count_add(&ob1x_counters.bytes[req->protocol], (uint64_t) - (int64_t) size);
+    (void) ob1x_counter_add(&ob1x_counters.messages[req->protocol], (uint64_t) -1);
+    (void) ob1x_counter_add(&ob1x_counters.bytes[req->protocol], (uint64_t) - (int64_t) size);
     mca_bml_base_free(bml_btl, des);
     req->offset = 0;
     req->rndv_bytes = 0;

@@ -134,11 +134,6 @@ void ob1x_send_request_requeue_start(ob1x_send_request_t *req)
     OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);
 }
 
-void ob1x_send_request_failed(const ob1x_send_request_t *req, int status)
-{
-    ob1x_send_fatal(req->base.req_base.req_proc, status);
-}
-
 /* A queued start, retried from progress. The retry may pick another BTL
  * than the first try (round robin over BTLs with different eager limits):
  * a buffered send that was eager there may need the attached buffer here

@@ -118,8 +118,6 @@ void ob1x_send_request_queue(ob1x_send_request_t *req, ob1x_send_state_t state);
 void ob1x_send_request_requeue_start(ob1x_send_request_t *req);
 /* The PML is done with the request (pml_ob1x_sendreq.c). */
 void ob1x_send_request_pml_complete(ob1x_send_request_t *req);
-/* A BTL reported a failed send: the job cannot continue. */
-void ob1x_send_request_failed(const ob1x_send_request_t *req, int status);
 /* req_cancel of a send request (pml_ob1x_send_cancel.c). */
 int ob1x_send_request_cancel(struct ompi_request_t *request, int complete);
 

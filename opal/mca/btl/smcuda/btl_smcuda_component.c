@@ -600,10 +600,13 @@ static int open_backing(mca_btl_smcuda_module_t *m, uint64_t size)
     }
     if (fd < 0 && NULL != session && (NULL == dir || 0 != strcmp(dir, session))) {
         fd = create_backing_file(m, session, size);
-        /* a missing or read-only directory is a choice; a full one is news */
+        /* a missing or read-only directory is a choice; a full one is news,
+         * written here: mpirun 4.1.4 garbles help messages that several
+         * processes send it at once during start-up (show_help.c unpack
+         * errors), and this one comes from every process of the node */
         if (fd >= 0 && (ENOSPC == err || EFBIG == err || ENOMEM == err)) {
-            opal_show_help("help-btl-smcuda.txt", "segment-moved", true, ob1x_host(), dir,
-                           strerror(err), (unsigned long long) size, session);
+            ob1x_show_help_now("help-btl-smcuda.txt", "segment-moved", ob1x_host(), dir,
+                               strerror(err), (unsigned long long) size, session);
         }
         err = fd < 0 ? errno : 0;
     }

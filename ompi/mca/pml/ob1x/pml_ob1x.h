@@ -39,6 +39,11 @@ typedef struct ob1x_params {
     size_t unexpected_limit; /* unexpected eager bytes before senders are throttled */
     int fault_every;         /* testing aid: every Nth descriptor request fails; 0 off */
     int orphan_hold_ms;      /* testing aid: new communicators ignore arrivals this long */
+    bool use_all_rdma;        /* RDMA over every RDMA BTL, not only those that also send */
+    int max_rdma_per_request; /* BTLs one RDMA message is spread over */
+    int max_send_per_range;   /* BTLs one pipeline range is spread over */
+    int rdma_retries_limit;   /* tries of a failed RDMA operation before send/recv */
+    int rdma_fault_every;     /* testing aid: every Nth RDMA operation fails; 0 off */
 } ob1x_params_t;
 
 typedef struct mca_pml_ob1x_t {

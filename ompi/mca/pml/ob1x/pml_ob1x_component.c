@@ -14,6 +14,7 @@
 #include "ob1x_version.h"
 #include "pml_ob1x.h"
 #include "pml_ob1x_ctl.h"
+#include "pml_ob1x_hdr.h"
 #include "pml_ob1x_recvfrag.h"
 #include "pml_ob1x_recvreq.h"
 #include "pml_ob1x_sendreq.h"
@@ -182,6 +183,51 @@ static const ob1x_param_t params[] = {
                     "communicator not created here yet (held, counted by "
                     "pml_ob1x_orphan_messages, matched in order afterwards); 0 (default) "
                     "disables"},
+    {.name = "use_all_rdma",
+     .type = MCA_BASE_VAR_TYPE_BOOL,
+     .storage = P(use_all_rdma),
+     .def = false,
+     .level = OPAL_INFO_LVL_5,
+     .description = "RDMA protocols use every BTL to the peer that can do RDMA, also those "
+                    "that do not carry its send/recv traffic (lower exclusivity); false: only "
+                    "the RDMA BTLs that also send"},
+    {.name = "max_rdma_per_request",
+     .type = MCA_BASE_VAR_TYPE_INT,
+     .storage = P(max_rdma_per_request),
+     .def = 4,
+     .min = 1,
+     .max = OB1X_MAX_RDMA_BTLS,
+     .level = OPAL_INFO_LVL_5,
+     .description = "Most BTLs one RDMA message (get, put or RDMA pipeline) is spread over, in "
+                    "shares of their bandwidth (btl_<name>_bandwidth) (1 to 4)"},
+    {.name = "max_send_per_range",
+     .type = MCA_BASE_VAR_TYPE_INT,
+     .storage = P(max_send_per_range),
+     .def = 4,
+     .min = 1,
+     .max = OB1X_PARAM_NO_MAX,
+     .level = OPAL_INFO_LVL_5,
+     .description = "Most BTLs the FRAGs of one pipelined message are spread over, in shares "
+                    "of their bandwidth (>= 1)"},
+    {.name = "rdma_retries_limit",
+     .type = MCA_BASE_VAR_TYPE_INT,
+     .storage = P(rdma_retries_limit),
+     .def = 5,
+     .min = 0,
+     .max = OB1X_PARAM_NO_MAX,
+     .level = OPAL_INFO_LVL_5,
+     .description = "Times a failed RDMA operation is tried again before the rest of its "
+                    "message goes by send/recv (reported once per process) (>= 0)"},
+    {.name = "rdma_fault_every",
+     .type = MCA_BASE_VAR_TYPE_INT,
+     .storage = P(rdma_fault_every),
+     .def = 0,
+     .min = 0,
+     .max = OB1X_PARAM_NO_MAX,
+     .level = OPAL_INFO_LVL_9,
+     .description = "Testing aid: every Nth RDMA operation (get or put) of ob1x fails as if "
+                    "the BTL had reported an error, to exercise retries and the fallback to "
+                    "send/recv; 0 (default) disables, 1 fails every one"},
 };
 
 #define N_PARAMS (sizeof(params) / sizeof(params[0]))

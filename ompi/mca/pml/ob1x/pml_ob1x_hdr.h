@@ -29,7 +29,7 @@
 
 /* Bump whenever a header layout or meaning changes (1..15; it shares a byte
  * with the flags). */
-#define OB1X_HDR_VERSION 2
+#define OB1X_HDR_VERSION 3
 #define OB1X_HDR_VERSION_SHIFT 4
 
 /* Header types; the BTL tag of a message is MCA_BTL_TAG_PML + type. */
@@ -38,9 +38,9 @@ enum ob1x_hdr_type {
     OB1X_HDR_RNDV = 2,       /* rendezvous: header + first part of the payload */
     OB1X_HDR_ACK = 3,        /* receiver matched a RNDV; sender may continue */
     OB1X_HDR_FRAG = 4,       /* a pipeline fragment of a matched message */
-    OB1X_HDR_RGET = 5,       /* reserved for RDMA direct get */
-    OB1X_HDR_PUT = 6,        /* reserved for RDMA put (receiver-offered buffer) */
-    OB1X_HDR_FIN = 7,        /* reserved for RDMA completion */
+    OB1X_HDR_RGET = 5,       /* RDMA direct get: RNDV + the sender's registrations */
+    OB1X_HDR_PUT = 6,        /* receiver offers a registered range for the sender to btl_put */
+    OB1X_HDR_FIN = 7,        /* an RDMA operation is over (see the FIN flags) */
     OB1X_HDR_CANCEL = 8,     /* sender asks to withdraw an unmatched message */
     OB1X_HDR_CANCEL_ACK = 9, /* receiver's answer to CANCEL */
     OB1X_HDR_FLOW = 10,      /* receiver's unexpected-queue congestion state */
@@ -54,6 +54,15 @@ enum ob1x_hdr_type {
 #define OB1X_HDR_FLAG_VOID                                                                         \
     0x02 /* MATCH only: fills a sequence slot whose send failed                                    \
             locally (e.g. MPI_Bsend without buffer space) */
+/* RNDV only: the sender's data is contiguous and it accepts PUTs (RDMA
+ * pipeline); the receiver may offer its buffer piece by piece. */
+#define OB1X_HDR_FLAG_CONTIG 0x04
+/* RNDV only, with CONTIG: direct put; the RNDV carries no data and the
+ * receiver answers with PUTs for the whole message (or an ACK). */
+#define OB1X_HDR_FLAG_PIN 0x08
+/* FIN only: it ends a put (sent to the receiver, `req` names its piece);
+ * without it, a get (sent to the sender, `req` names its request). */
+#define OB1X_HDR_FLAG_FIN_PUT 0x04
 
 typedef struct ob1x_hdr_common {
     uint8_t type;  /* enum ob1x_hdr_type */
@@ -82,14 +91,72 @@ typedef struct ob1x_hdr_rndv {
     uint64_t src_req;    /* sender's request, echoed back in ACK/CANCEL_ACK */
 } ob1x_hdr_rndv_t;
 
-/* ACK: receiver matched a RNDV. 24 bytes. */
+/* ACK: receiver matched a RNDV (or refused RDMA, or gave up on an RDMA
+ * range): the sender sends [offset, offset + length) as FRAGs. 40 bytes. */
 typedef struct ob1x_hdr_ack {
     ob1x_hdr_common_t common;
     uint16_t pad16;
     uint32_t pad;
     uint64_t src_req; /* sender's request from the RNDV */
     uint64_t dst_req; /* receiver's request, carried by every FRAG */
+    uint64_t offset;  /* first byte the sender sends by FRAGs */
+    uint64_t length;  /* bytes from there; 0: none (all came, or come, by RDMA) */
 } ob1x_hdr_ack_t;
+
+/* Largest registration handle a PUT or an RGET carries per BTL. */
+#define OB1X_MAX_HANDLE 128
+/* Most BTLs one RDMA message is spread over (pml_ob1x_max_rdma_per_request). */
+#define OB1X_MAX_RDMA_BTLS 4
+
+/* One BTL's part of an RGET: which BTL (ob1x_btl_id(), the same in every
+ * process), and its registration of the sender's buffer. */
+typedef struct ob1x_hdr_rdma_btl {
+    uint32_t btl_id;
+    uint16_t handle_size; /* bytes of handle that follow */
+    uint16_t pad;
+    uint8_t handle[OB1X_MAX_HANDLE];
+} ob1x_hdr_rdma_btl_t;
+
+#define OB1X_HDR_RDMA_BTL_LEN(hs) (offsetof(ob1x_hdr_rdma_btl_t, handle) + (((hs) + 7) & ~(size_t) 7))
+
+/* RGET: a RNDV without data plus where the data is. One
+ * ob1x_hdr_rdma_btl_t (of OB1X_HDR_RDMA_BTL_LEN bytes) per BTL follows, and
+ * the receiver treats them as the message's "payload" until it matches. */
+typedef struct ob1x_hdr_rget {
+    ob1x_hdr_rndv_t rndv;
+    uint64_t src_addr; /* the sender's contiguous data */
+    uint32_t nbtls;    /* entries that follow */
+    uint32_t pad;
+} ob1x_hdr_rget_t;
+
+/* PUT: the receiver registered [dst_addr, dst_addr + length) of its buffer,
+ * which holds bytes [offset, offset + length) of the message, for the
+ * sender to btl_put over the BTL btl_id. The handle follows. */
+typedef struct ob1x_hdr_put {
+    ob1x_hdr_common_t common;
+    uint16_t handle_size;
+    uint32_t btl_id;
+    uint64_t src_req;  /* sender's request from the RNDV */
+    uint64_t dst_req;  /* receiver's request (for FRAGs of a range the put gave up) */
+    uint64_t piece;    /* receiver's token, echoed by the FIN */
+    uint64_t offset;
+    uint64_t length;
+    uint64_t dst_addr;
+    uint8_t handle[OB1X_MAX_HANDLE];
+} ob1x_hdr_put_t;
+
+#define OB1X_HDR_PUT_LEN(hs) (offsetof(ob1x_hdr_put_t, handle) + (hs))
+
+/* FIN: an RDMA operation of [offset, offset + length) is over. 40 bytes. */
+typedef struct ob1x_hdr_fin {
+    ob1x_hdr_common_t common;
+    uint16_t pad16;
+    uint32_t failed; /* put only: 1 when the sender gave up and sends the range by FRAGs */
+    uint64_t req;    /* sender's request (get) or receiver's piece (put, FLAG_FIN_PUT) */
+    uint64_t offset;
+    uint64_t length;
+    uint64_t pad64;
+} ob1x_hdr_fin_t;
 
 /* FRAG: one pipeline fragment; payload follows. 24 bytes. */
 typedef struct ob1x_hdr_frag {
@@ -130,9 +197,14 @@ typedef union ob1x_hdr {
     ob1x_hdr_frag_t frag;
     ob1x_hdr_cancel_t cancel;
     ob1x_hdr_flow_t flow;
+    ob1x_hdr_rget_t rget;
+    ob1x_hdr_put_t put;
+    ob1x_hdr_fin_t fin;
 } ob1x_hdr_t;
 
-_Static_assert(sizeof(ob1x_hdr_rndv_t) == 32 && sizeof(ob1x_hdr_ack_t) == 24 &&
+_Static_assert(sizeof(ob1x_hdr_rndv_t) == 32 && sizeof(ob1x_hdr_ack_t) == 40 &&
+                   sizeof(ob1x_hdr_rget_t) == 48 && sizeof(ob1x_hdr_fin_t) == 40 &&
+                   offsetof(ob1x_hdr_put_t, handle) == 56 &&
                    sizeof(ob1x_hdr_frag_t) == 24 && sizeof(ob1x_hdr_cancel_t) == 24 &&
                    sizeof(ob1x_hdr_flow_t) == 24,
                "wire header sizes as documented in docs/ob1x.md");
@@ -158,7 +230,8 @@ static inline void ob1x_hdr_match_init(ob1x_hdr_match_t *hdr, uint8_t type, uint
     hdr->seq = seq;
 }
 
-/* Size of the header of a message of the given type (0: unknown type). */
+/* Size of the header of a message of the given type (0: unknown type);
+ * a PUT's handle and an RGET's BTL entries come on top. */
 static inline size_t ob1x_hdr_size(uint8_t type)
 {
     static const uint8_t sizes[OB1X_HDR_TYPE_MAX] = {
@@ -169,6 +242,9 @@ static inline size_t ob1x_hdr_size(uint8_t type)
         [OB1X_HDR_CANCEL] = sizeof(ob1x_hdr_cancel_t),
         [OB1X_HDR_CANCEL_ACK] = sizeof(ob1x_hdr_cancel_t),
         [OB1X_HDR_FLOW] = sizeof(ob1x_hdr_flow_t),
+        [OB1X_HDR_RGET] = sizeof(ob1x_hdr_rget_t),
+        [OB1X_HDR_PUT] = offsetof(ob1x_hdr_put_t, handle), /* + handle_size */
+        [OB1X_HDR_FIN] = sizeof(ob1x_hdr_fin_t),
     };
     return type < OB1X_HDR_TYPE_MAX ? sizes[type] : 0;
 }

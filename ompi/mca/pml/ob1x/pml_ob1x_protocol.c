@@ -22,4 +22,13 @@ const ob1x_protocol_desc_t ob1x_protocols[OB1X_PROTO_COUNT] = {
     [OB1X_PROTO_BUFFERED_PIPELINE] = {"buffered_pipeline", ob1x_send_start_buffered_pipeline,
                                       "packed into the MPI_Buffer_attach buffer, then as "
                                       "sendrecv_pipeline from that copy"},
+    [OB1X_PROTO_RGET] = {"rget", ob1x_send_start_rget,
+                         "RGET with the sender's registration; the receiver gets the data "
+                         "and answers FINs"},
+    [OB1X_PROTO_RPUT] = {"rput", ob1x_send_start_rput,
+                         "RNDV without data; the receiver's PUTs name its registered buffer; "
+                         "btl_put and a FIN per PUT"},
+    [OB1X_PROTO_RDMA_PIPELINE] = {"rdma_pipeline", ob1x_send_start_rdma_pipeline,
+                                  "RNDV with the first part; the middle by puts into pieces the "
+                                  "receiver registers one by one; the tail by FRAGs"},
 };

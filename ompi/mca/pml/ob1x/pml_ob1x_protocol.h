@@ -28,7 +28,9 @@ typedef enum ob1x_protocol {
     OB1X_PROTO_EAGER_ALLOCATED,   /* btl_alloc + pack */
     OB1X_PROTO_SENDRECV_PIPELINE, /* RNDV + ACK + FRAGs */
     OB1X_PROTO_BUFFERED_PIPELINE, /* packed into the attached buffer, then pipeline */
-    /* The RDMA protocols (rget, rput, rdma_pipeline) come here as rows. */
+    OB1X_PROTO_RGET,              /* RGET; the receiver btl_gets and answers FINs */
+    OB1X_PROTO_RPUT,              /* RNDV (PIN); the receiver's PUTs; btl_put + FIN each */
+    OB1X_PROTO_RDMA_PIPELINE,     /* RNDV with the first part; PUTs per piece; FRAGs for the tail */
     OB1X_PROTO_COUNT
 } ob1x_protocol_t;
 
@@ -42,7 +44,20 @@ typedef struct ob1x_proto_in {
     bool synchronous; /* MPI_Ssend, MPI_Issend, MPI_Ssend_init */
     bool buffered;    /* MPI_Bsend, MPI_Ibsend, MPI_Bsend_init */
     bool congested;   /* the receiver asked for rendezvous only (FLOW) */
+    /* Read only for messages above eager_max (the caller fills them there
+     * alone, ob1x_proto_in_rdma): */
+    bool contiguous;          /* the send buffer is one contiguous range */
+    bool rdma;                /* a BTL to the peer can move it by RDMA */
+    bool get;                 /* that BTL has btl_get */
+    bool put;                 /* that BTL has btl_put */
+    bool leave_pinned;        /* mpi_leave_pinned, read per message */
+    bool prefer_copy;         /* the BTL's figures favour its copy pipeline (ob1x_prefer_copy) */
+    size_t min_rdma_pipeline; /* that BTL's btl_min_rdma_pipeline_size */
 } ob1x_proto_in_t;
+
+/* What a BTL publishes about one peer through ob1x_btl_hints (common/ob1x):
+ * the copy pipeline against single copy, for the rule below. */
+struct ob1x_btl_hints;
 
 struct ob1x_send_request;
 struct mca_bml_base_btl_t;
@@ -79,30 +94,53 @@ static inline ob1x_protocol_t ob1x_protocol_after_immediate(const ob1x_proto_in_
                                                          : OB1X_PROTO_EAGER_ALLOCATED;
 }
 
+/* The rendezvous protocol of a message above the eager size (the seed's
+ * procedure, then the BTL's own figures):
+ *   buffered                                   -> buffered pipeline
+ *   not contiguous, no RDMA BTL, or the BTL's
+ *   figures favour its copy pipeline           -> send/recv pipeline
+ *   leave_pinned, no btl_put, or at most the
+ *   BTL's min_rdma_pipeline_size               -> RGET if btl_get, else RPUT
+ *   otherwise                                  -> RDMA pipeline */
+static inline ob1x_protocol_t ob1x_protocol_select_rndv(const ob1x_proto_in_t *in)
+{
+    if (in->buffered) {
+        return OB1X_PROTO_BUFFERED_PIPELINE;
+    }
+    if (!in->contiguous || !in->rdma || in->prefer_copy) {
+        return OB1X_PROTO_SENDRECV_PIPELINE;
+    }
+    if (in->leave_pinned || !in->put || in->size <= in->min_rdma_pipeline) {
+        return in->get ? OB1X_PROTO_RGET : OB1X_PROTO_RPUT;
+    }
+    return OB1X_PROTO_RDMA_PIPELINE;
+}
+
 /*
  * The protocol of one message (first row that holds):
- *   synchronous, or receiver congested -> send/recv pipeline
+ *   receiver congested, fits eager     -> send/recv pipeline (no data in the RNDV)
+ *   synchronous, fits eager            -> send/recv pipeline (the RNDV asks for an ACK)
  *   fits one eager descriptor:
  *     sendi fits                       -> eager immediate
  *     standard/ready, in-place BTL     -> eager prepared
  *     otherwise                        -> eager allocated
- *   buffered                           -> buffered pipeline
- *   otherwise                          -> send/recv pipeline
+ *   otherwise                          -> ob1x_protocol_select_rndv
  * (The start of the send/recv pipeline tells synchronous, congested and
  * large apart: the RNDV asks for an ACK, carries no data, or carries the
- * first part.)
+ * first part. Every rendezvous completes a synchronous send only once the
+ * receiver has matched it.)
  */
 static inline __attribute__((always_inline)) ob1x_protocol_t
 ob1x_protocol_select(const ob1x_proto_in_t *in)
 {
-    if (__builtin_expect(in->synchronous || in->congested, 0)) {
-        return OB1X_PROTO_SENDRECV_PIPELINE;
-    }
     if (in->size <= in->eager_max) {
+        if (__builtin_expect(in->synchronous || in->congested, 0)) {
+            return OB1X_PROTO_SENDRECV_PIPELINE;
+        }
         return ob1x_protocol_sendi_fits(in) ? OB1X_PROTO_EAGER_IMMEDIATE
                                             : ob1x_protocol_after_immediate(in);
     }
-    return in->buffered ? OB1X_PROTO_BUFFERED_PIPELINE : OB1X_PROTO_SENDRECV_PIPELINE;
+    return ob1x_protocol_select_rndv(in);
 }
 
 /*

@@ -36,6 +36,32 @@ static const ob1x_pvar_t other_pvars[] = {
      "Messages that arrived for a communicator this process had not created yet; held and "
      "matched once it is",
      MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_ORPHAN)},
+    {"rdma_fallback_noncontig",
+     "RDMA rendezvous the receiver turned into send/recv because its buffer is not contiguous",
+     MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_FALLBACK_NONCONTIG)},
+    {"rdma_fallback_registration",
+     "RDMA rendezvous the receiver turned into send/recv because it could not register its "
+     "buffer",
+     MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_FALLBACK_REGISTRATION)},
+    {"rdma_fallback_no_btl",
+     "RDMA rendezvous the receiver turned into send/recv because no BTL of the sender's can "
+     "do RDMA here",
+     MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_FALLBACK_NO_BTL)},
+    {"rdma_fallback_failed",
+     "Ranges of RDMA messages sent by send/recv after their operation failed "
+     "pml_ob1x_rdma_retries_limit times",
+     MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_FALLBACK_FAILED)},
+    {"rdma_retries", "RDMA operations (get or put) tried again after a failure",
+     MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_RDMA_RETRIES)},
+    {"registrations_made", "Memory registrations made with a BTL (btl_register_mem)",
+     MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_REG_MADE)},
+    {"registrations_reused",
+     "Memory registrations served from the registration cache (mpi_leave_pinned)",
+     MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_REG_REUSED)},
+    {"btl_hint_copy",
+     "Messages that could go by RDMA sent by the send/recv pipeline because the BTL's "
+     "published figures favour its copy path",
+     MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_HINT_COPY)},
     {"unexpected_length", "Unexpected messages held now", MCA_BASE_PVAR_CLASS_LEVEL,
      &ob1x_counters.unexpected_length},
 };

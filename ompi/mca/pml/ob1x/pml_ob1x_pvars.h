@@ -15,6 +15,9 @@
 
 #include "pml_ob1x_protocol.h"
 
+/* BTL modules whose bytes are counted apart (more share the last). */
+#define OB1X_MAX_BTL_COUNTERS 8
+
 /* Other counters, one MPI_T variable each. */
 typedef enum ob1x_event {
     OB1X_EV_SYNCHRONOUS,          /* synchronous-mode sends */
@@ -24,6 +27,14 @@ typedef enum ob1x_event {
     OB1X_EV_UNEXPECTED_HIGHWATER, /* largest unexpected-queue length seen (messages) */
     OB1X_EV_LATE_REQUEST,         /* non-blocking eager sends given a request after the send */
     OB1X_EV_ORPHAN,               /* messages held for a communicator not created here yet */
+    OB1X_EV_FALLBACK_NONCONTIG,   /* RDMA refused: the receive buffer is not contiguous */
+    OB1X_EV_FALLBACK_REGISTRATION, /* RDMA refused: the receiver could not register its buffer */
+    OB1X_EV_FALLBACK_NO_BTL,      /* RDMA refused: no RDMA BTL in common with the sender */
+    OB1X_EV_FALLBACK_FAILED,      /* RDMA ranges sent by FRAGs after failures beyond the limit */
+    OB1X_EV_RDMA_RETRIES,         /* RDMA operations retried after a failure */
+    OB1X_EV_REG_MADE,             /* registrations made with a BTL */
+    OB1X_EV_REG_REUSED,           /* registrations served from the cache */
+    OB1X_EV_HINT_COPY,            /* RDMA-eligible sends moved by the copy pipeline on BTL figures */
     OB1X_EV_COUNT
 } ob1x_event_t;
 
@@ -32,6 +43,9 @@ typedef struct ob1x_counters {
     uint64_t bytes[OB1X_PROTO_COUNT];
     uint64_t events[OB1X_EV_COUNT];
     uint64_t unexpected_length; /* current number of unexpected messages */
+    /* Payload bytes sent per BTL module (FRAGs, eager, RDMA), in the order
+     * of ob1x_btl_index(); pml_ob1x_<btl>_bytes. */
+    uint64_t btl_bytes[OB1X_MAX_BTL_COUNTERS];
 } ob1x_counters_t;
 
 extern ob1x_counters_t ob1x_counters;

@@ -82,6 +82,9 @@ int ob1x_send_start_eager_prepared(ob1x_send_request_t *req, mca_bml_base_btl_t 
 int ob1x_send_start_eager_allocated(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
 int ob1x_send_start_sendrecv_pipeline(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
 int ob1x_send_start_buffered_pipeline(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
+int ob1x_send_start_rget(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
+int ob1x_send_start_rput(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
+int ob1x_send_start_rdma_pipeline(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl);
 /* The RNDV that opens both pipelines, with `first` payload bytes. */
 int ob1x_send_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, size_t first,
                    uint8_t flags);

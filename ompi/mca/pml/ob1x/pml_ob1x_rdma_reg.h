@@ -1,0 +1,45 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * Registration of user memory with the BTLs that move it by RDMA, through
+ * Open MPI's rcache framework (grdma): with mpi_leave_pinned (read at
+ * every call) a registration stays cached after its message and serves
+ * the next one that covers the same range; without it, it is undone when
+ * released. Memory the application frees (munmap, brk shrink) is dropped
+ * from the cache by rcache's memory hooks, so a buffer allocated again at
+ * the same address is never served the old registration.
+ *
+ * A BTL without btl_register_mem needs no registration: acquire succeeds
+ * with a NULL handle and costs nothing.
+ */
+#ifndef PML_OB1X_RDMA_REG_H
+#define PML_OB1X_RDMA_REG_H
+
+#include "ompi_config.h"
+
+#include "opal/mca/btl/btl.h"
+#include "ompi/mca/bml/bml.h"
+
+BEGIN_C_DECLS
+
+typedef struct ob1x_reg ob1x_reg_t;
+
+/* Set up at add_procs (first call) / torn down at component close. */
+int ob1x_reg_init(void);
+void ob1x_reg_fini(void);
+
+/*
+ * Registers [base, base + size) with bml_btl's BTL for `access`
+ * (MCA_BTL_REG_FLAG_LOCAL_WRITE, _REMOTE_READ, _REMOTE_WRITE). On success
+ * *handle is the BTL's handle (NULL when the BTL needs none) and *reg the
+ * token to give back to ob1x_reg_release (NULL when nothing to give back).
+ * OMPI_ERR_OUT_OF_RESOURCE when the BTL refused (the caller falls back).
+ * Counts pml_ob1x_registrations_made / _reused.
+ */
+int ob1x_reg_acquire(mca_bml_base_btl_t *bml_btl, void *base, size_t size, uint32_t access,
+                     ob1x_reg_t **reg, mca_btl_base_registration_handle_t **handle);
+void ob1x_reg_release(ob1x_reg_t *reg);
+
+END_C_DECLS
+
+#endif /* PML_OB1X_RDMA_REG_H */

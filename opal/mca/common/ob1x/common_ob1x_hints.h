@@ -1,0 +1,92 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * common_ob1x_hints.h - what a BTL publishes about moving data to one
+ * peer, for an upper layer that chooses between the BTL's copy path
+ * (send/recv fragments) and its single copy (btl_put/btl_get).
+ *
+ * Mechanism in the BTL, policy above it: the BTL measures and publishes
+ * figures; it never declines a registration or reshapes a fragment to
+ * steer the choice. A BTL that publishes nothing gets the standard rules.
+ *
+ * Plain C with no Open MPI header, so that the rule that reads it can be
+ * unit-tested without mpirun.
+ */
+#ifndef COMMON_OB1X_HINTS_H
+#define COMMON_OB1X_HINTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct mca_btl_base_module_t;
+struct mca_btl_base_endpoint_t;
+
+typedef struct ob1x_btl_hints {
+    /* Below this size a single copy's fixed cost (a rendezvous round trip,
+     * system calls) exceeds the copies it saves, unless the peer is far. */
+    size_t single_min;
+    /* From this size single copy always wins (both cores copying the
+     * pipeline no longer beat one core's single copy). */
+    size_t busy_limit;
+    /* Below busy_limit, compare the measured figures (else copy path). */
+    bool adapt;
+    /* The peer's core shares no cache with ours (measured, fresh): every
+     * line crosses twice on the copy path, so single copy wins even small. */
+    bool far;
+    /* This process receives a stream over this BTL too: both cores are
+     * busy anyway, and single copy leaves one of them free. */
+    bool two_way;
+    /* The peer's measured time per byte (picoseconds) of the copy path and
+     * of single copy; a figure that is not fresh is re-measured by sending
+     * that way. */
+    bool copy_fresh;
+    bool single_fresh;
+    uint32_t copy_ps;
+    uint32_t single_ps;
+} ob1x_btl_hints_t;
+
+/* Fills *out for `size` bytes to `ep`; false when the BTL has nothing to
+ * say about this peer (then the standard rules apply). */
+typedef bool (*ob1x_btl_hints_fn_t)(struct mca_btl_base_module_t *btl,
+                                    struct mca_btl_base_endpoint_t *ep, size_t size,
+                                    ob1x_btl_hints_t *out);
+
+/* The registry lives in the installed common library, one copy shared by
+ * every component of the process. A BTL registers its modules when it
+ * creates them and deregisters them before it frees them. */
+int ob1x_btl_hints_register(struct mca_btl_base_module_t *btl, ob1x_btl_hints_fn_t fn);
+void ob1x_btl_hints_deregister(struct mca_btl_base_module_t *btl);
+/* NULL for a BTL that publishes nothing. */
+ob1x_btl_hints_fn_t ob1x_btl_hints_find(const struct mca_btl_base_module_t *btl);
+
+/*
+ * The rule (used by pml/ob1x's protocol selector; docs/ob1x.md): does the
+ * copy path beat single copy for a message of `size` bytes, given the
+ * figures and whether other single-copy sends of ours are live on this
+ * BTL (`rdma_live`)?
+ *   below single_min                         -> copy, unless far
+ *   from busy_limit, an isolated message
+ *   (nothing else live), or a two-way stream -> single copy
+ *   a one-way stream below busy_limit        -> the faster measured figure;
+ *                                               a stale one is re-measured
+ *                                               by taking its path
+ */
+static inline bool ob1x_hints_prefer_copy(const ob1x_btl_hints_t *h, size_t size, bool rdma_live)
+{
+    if (size < h->single_min) {
+        return !h->far;
+    }
+    if (size >= h->busy_limit || !rdma_live || h->two_way) {
+        return false;
+    }
+    if (!h->adapt || !h->copy_fresh) {
+        return true;
+    }
+    if (!h->single_fresh) {
+        return false;
+    }
+    return !(h->single_ps < h->copy_ps);
+}
+
+#endif /* COMMON_OB1X_HINTS_H */

@@ -15,6 +15,7 @@
 #include "pml_ob1x.h"
 #include "pml_ob1x_comm.h"
 #include "pml_ob1x_ctl.h"
+#include "pml_ob1x_rdma.h"
 #include "pml_ob1x_recvfrag.h"
 #include "pml_ob1x_sendreq.h"
 
@@ -157,7 +158,11 @@ int ob1x_add_procs(struct ompi_proc_t **procs, size_t nprocs)
         return rc;
     }
     /* after bml_add_procs: the BTLs it opened are the ones ob1x will use */
-    return check_btl_limits();
+    rc = check_btl_limits();
+    if (OMPI_SUCCESS == rc) {
+        rc = ob1x_btls_setup();
+    }
+    return rc;
 }
 
 int ob1x_del_procs(struct ompi_proc_t **procs, size_t nprocs)
@@ -268,6 +273,9 @@ static int __opal_attribute_noinline__ progress_pending(void)
     }
     if (!opal_list_is_empty(&mca_pml_ob1x.pending_sends)) {
         done += progress_sends();
+    }
+    if (!opal_list_is_empty(&mca_pml_ob1x.pending_rdma)) {
+        done += ob1x_rdma_progress();
     }
     if (OPAL_UNLIKELY(!opal_list_is_empty(&mca_pml_ob1x.held_comms))) {
         done += ob1x_comm_release_held();

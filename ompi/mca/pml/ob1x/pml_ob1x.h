@@ -59,6 +59,9 @@ typedef struct mca_pml_ob1x_t {
     opal_mutex_t pending_lock;
     opal_list_t pending_ctl;   /* ob1x_ctl_t: control messages (ACK, CANCEL, FLOW...) */
     opal_list_t pending_sends; /* send requests that need (re)scheduling */
+    opal_list_t pending_rdma;  /* ob1x_rdma_op_t a BTL had no room for */
+    opal_free_list_t rdma_ops; /* ob1x_rdma_op_t */
+    volatile int32_t rdma_live; /* RGET sends of ours not yet complete */
     volatile int32_t pending_count;
     opal_list_t xoff_procs; /* ob1x_proc_t we told to stop eager sends */
 

@@ -15,6 +15,7 @@
 #include "pml_ob1x.h"
 #include "pml_ob1x_ctl.h"
 #include "pml_ob1x_hdr.h"
+#include "pml_ob1x_rdma.h"
 #include "pml_ob1x_recvfrag.h"
 #include "pml_ob1x_recvreq.h"
 #include "pml_ob1x_sendreq.h"
@@ -284,7 +285,9 @@ static mca_pml_base_module_t *component_init(int *priority, bool progress_thread
         OMPI_SUCCESS != init_list(&m->recv_requests, sizeof(ob1x_recv_request_t),
                                   OBJ_CLASS(ob1x_recv_request_t)) ||
         OMPI_SUCCESS !=
-            init_list(&m->recv_frags, sizeof(ob1x_recv_frag_t), OBJ_CLASS(ob1x_recv_frag_t))) {
+            init_list(&m->recv_frags, sizeof(ob1x_recv_frag_t), OBJ_CLASS(ob1x_recv_frag_t)) ||
+        OMPI_SUCCESS !=
+            init_list(&m->rdma_ops, sizeof(ob1x_rdma_op_t), OBJ_CLASS(ob1x_rdma_op_t))) {
         ob1x_show_help_now("help-mpi-pml-ob1x.txt", "out-of-memory", "its request free lists",
                            "it was not selected", ob1x_host());
         return NULL;
@@ -292,6 +295,7 @@ static mca_pml_base_module_t *component_init(int *priority, bool progress_thread
     OBJ_CONSTRUCT(&m->pending_lock, opal_mutex_t);
     OBJ_CONSTRUCT(&m->pending_ctl, opal_list_t);
     OBJ_CONSTRUCT(&m->pending_sends, opal_list_t);
+    OBJ_CONSTRUCT(&m->pending_rdma, opal_list_t);
     OBJ_CONSTRUCT(&m->xoff_procs, opal_list_t);
     OBJ_CONSTRUCT(&m->orphan_lock, opal_mutex_t);
     OBJ_CONSTRUCT(&m->orphan_frags, opal_list_t);
@@ -300,6 +304,7 @@ static mca_pml_base_module_t *component_init(int *priority, bool progress_thread
     m->solo_conv_busy = false;
     m->pending_count = 0;
     m->unexpected_bytes = 0;
+    m->rdma_live = 0;
     /* Low priority: queued work is rare, and every pass of the polling loop
      * would otherwise pay for the check. The module's pml_progress is NULL
      * so that the PML base does not register it a second time. */
@@ -320,6 +325,9 @@ static int component_finalize(void)
     while (NULL != opal_list_remove_first(&m->pending_sends)) {
     }
     OBJ_DESTRUCT(&m->pending_sends);
+    while (NULL != opal_list_remove_first(&m->pending_rdma)) {
+    }
+    OBJ_DESTRUCT(&m->pending_rdma);
     while (NULL != opal_list_remove_first(&m->xoff_procs)) {
     }
     OBJ_DESTRUCT(&m->xoff_procs);
@@ -329,6 +337,7 @@ static int component_finalize(void)
     OBJ_DESTRUCT(&m->solo_conv);
     OBJ_DESTRUCT(&m->pending_lock);
     OBJ_DESTRUCT(&m->recv_frags);
+    OBJ_DESTRUCT(&m->rdma_ops);
     OBJ_DESTRUCT(&m->recv_requests);
     OBJ_DESTRUCT(&m->send_requests);
     return OMPI_SUCCESS;

@@ -27,7 +27,7 @@ static void ctl_sent(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t 
 static int ctl_try_send(struct ompi_proc_t *proc, const ob1x_hdr_t *hdr)
 {
     mca_bml_base_endpoint_t *ep = mca_bml_base_get_endpoint(proc);
-    size_t size = ob1x_hdr_size(hdr->common.type);
+    size_t size = ob1x_ctl_len(hdr);
     mca_btl_base_descriptor_t *des;
     mca_bml_base_btl_t *bml_btl;
     int rc;
@@ -78,7 +78,7 @@ int ob1x_ctl_send(struct ompi_proc_t *proc, const ob1x_hdr_t *hdr)
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     ctl->proc = proc;
-    ctl->hdr = *hdr;
+    memcpy(&ctl->hdr, hdr, ob1x_ctl_len(hdr));
     OPAL_THREAD_LOCK(&mca_pml_ob1x.pending_lock);
     opal_list_append(&mca_pml_ob1x.pending_ctl, &ctl->super);
     OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);

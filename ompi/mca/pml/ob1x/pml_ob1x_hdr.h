@@ -60,6 +60,9 @@ enum ob1x_hdr_type {
 /* RNDV only, with CONTIG: direct put; the RNDV carries no data and the
  * receiver answers with PUTs for the whole message (or an ACK). */
 #define OB1X_HDR_FLAG_PIN 0x08
+/* ACK only: a further range to send by FRAGs (an RDMA range given up or
+ * refused), not the answer to a RNDV. */
+#define OB1X_HDR_FLAG_ACK_MORE 0x04
 /* FIN only: it ends a put (sent to the receiver, `req` names its piece);
  * without it, a get (sent to the sender, `req` names its request). */
 #define OB1X_HDR_FLAG_FIN_PUT 0x04
@@ -138,7 +141,7 @@ typedef struct ob1x_hdr_put {
     uint32_t btl_id;
     uint64_t src_req;  /* sender's request from the RNDV */
     uint64_t dst_req;  /* receiver's request (for FRAGs of a range the put gave up) */
-    uint64_t piece;    /* receiver's token, echoed by the FIN */
+    uint64_t piece;    /* receiver's piece number, echoed by the FIN */
     uint64_t offset;
     uint64_t length;
     uint64_t dst_addr;
@@ -150,12 +153,13 @@ typedef struct ob1x_hdr_put {
 /* FIN: an RDMA operation of [offset, offset + length) is over. 40 bytes. */
 typedef struct ob1x_hdr_fin {
     ob1x_hdr_common_t common;
-    uint16_t pad16;
+    uint16_t slot;   /* put only: the receiver's piece (PUT's `piece`) */
     uint32_t failed; /* put only: 1 when the sender gave up and sends the range by FRAGs */
-    uint64_t req;    /* sender's request (get) or receiver's piece (put, FLAG_FIN_PUT) */
+    uint64_t req;    /* sender's request (get) or receiver's request (put, FLAG_FIN_PUT) */
     uint64_t offset;
     uint64_t length;
-    uint64_t pad64;
+    uint32_t btl_id; /* the BTL that moved the bytes */
+    uint32_t pad;
 } ob1x_hdr_fin_t;
 
 /* FRAG: one pipeline fragment; payload follows. 24 bytes. */

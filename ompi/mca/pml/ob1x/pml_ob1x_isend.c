@@ -221,6 +221,12 @@ send_requestless(const send_args_t *a, ompi_request_t **request, send_choice_t *
     }
     choice->bml_btl = mca_bml_base_btl_array_get_next(&peer->endpoint->btl_eager);
     ob1x_proto_in_init(&in, choice->bml_btl->btl, size, a->mode, peer->oproc);
+    if (size > in.eager_max) {
+        /* a rendezvous: the request path chooses it (it needs the convertor) */
+        choice->bml_btl = NULL;
+        choice->proto = OB1X_PROTO_COUNT;
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
     choice->proto = ob1x_protocol_select(&in);
     if (!ob1x_protocol_requestless(choice->proto, copy_eager)) {
         return OMPI_ERR_NOT_AVAILABLE;

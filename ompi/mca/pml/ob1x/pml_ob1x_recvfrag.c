@@ -143,7 +143,8 @@ int ob1x_register_callbacks(void)
         {OB1X_HDR_MATCH, recv_cb_match},        {OB1X_HDR_RNDV, recv_cb_match},
         {OB1X_HDR_ACK, ob1x_recv_cb_ack},       {OB1X_HDR_FRAG, recv_cb_frag},
         {OB1X_HDR_CANCEL, ob1x_recv_cb_cancel}, {OB1X_HDR_CANCEL_ACK, ob1x_recv_cb_cancel_ack},
-        {OB1X_HDR_FLOW, ob1x_recv_cb_flow},
+        {OB1X_HDR_FLOW, ob1x_recv_cb_flow},     {OB1X_HDR_RGET, recv_cb_match},
+        {OB1X_HDR_PUT, ob1x_recv_cb_put},       {OB1X_HDR_FIN, ob1x_recv_cb_fin},
     };
 
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); ++i) {

@@ -23,7 +23,7 @@ BEGIN_C_DECLS
 
 typedef struct ob1x_recv_frag {
     opal_free_list_item_t super;
-    ob1x_hdr_t hdr;                /* copy of the MATCH or RNDV header */
+    ob1x_hdr_t hdr;                /* copy of the MATCH, RNDV or RGET header */
     size_t data_len;               /* payload bytes held in data */
     unsigned char *data;           /* inline_data or a heap block */
     bool tombstone;                /* marker of a cancelled message, no payload */
@@ -42,11 +42,12 @@ void ob1x_recv_frag_release(ob1x_recv_frag_t *frag);
 /* Release every fragment of a list (no unexpected-queue accounting). */
 void ob1x_recv_frags_drop(opal_list_t *list);
 
-/* Total payload of a MATCH/RNDV: the eager data or the announced length. */
+/* Total payload of a MATCH/RNDV/RGET: the eager data or the announced
+ * length (an RGET's "data" is its list of BTLs). */
 static inline size_t ob1x_frag_msg_length(const ob1x_recv_frag_t *frag)
 {
-    return OB1X_HDR_RNDV == frag->hdr.common.type ? (size_t) frag->hdr.rndv.msg_length
-                                                  : frag->data_len;
+    return OB1X_HDR_MATCH != frag->hdr.common.type ? (size_t) frag->hdr.rndv.msg_length
+                                                   : frag->data_len;
 }
 
 /* Ends the job over a header this build cannot read (pml_ob1x_recvfrag.c). */

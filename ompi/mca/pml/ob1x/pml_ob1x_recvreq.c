@@ -76,6 +76,10 @@ void ob1x_recv_request_complete(ob1x_recv_request_t *req)
         free(piece);
     }
 
+    if (req->rdma_cnt > 0) {
+        ob1x_rdma_deregister(req->rdma, req->rdma_cnt);
+        req->rdma_cnt = 0;
+    }
     if (OPAL_UNLIKELY(req->msg_length > req->capacity)) {
         status->MPI_ERROR = MPI_ERR_TRUNCATE;
         status->_ucount = req->capacity;
@@ -188,7 +192,7 @@ static uint32_t payload_iov(struct iovec *iov, const unsigned char *data, size_t
     return n;
 }
 
-static void recv_request_add_bytes(ob1x_recv_request_t *req, size_t bytes)
+void ob1x_recv_request_add_bytes(ob1x_recv_request_t *req, size_t bytes)
 {
     /* Read before the add: once another thread's add completes the
      * request, it may be recycled and matched to a new message. */
@@ -199,21 +203,34 @@ static void recv_request_add_bytes(ob1x_recv_request_t *req, size_t bytes)
     }
 }
 
-static void send_ack(ob1x_recv_request_t *req, const ob1x_hdr_rndv_t *rndv)
+void ob1x_recv_request_ack(ob1x_recv_request_t *req, size_t offset, size_t length, bool more)
 {
-    struct ompi_proc_t *proc = ompi_comm_peer_lookup(req->base.req_base.req_comm, rndv->match.src);
     ob1x_hdr_t ack;
     int rc;
 
     memset(&ack, 0, sizeof(ack));
-    ob1x_hdr_common_init(&ack.common, OB1X_HDR_ACK, 0);
-    ack.ack.src_req = rndv->src_req;
+    ob1x_hdr_common_init(&ack.common, OB1X_HDR_ACK, more ? OB1X_HDR_FLAG_ACK_MORE : 0);
+    ack.ack.src_req = req->src_req;
     ack.ack.dst_req = (uint64_t) (uintptr_t) req;
-    rc = ob1x_ctl_send(proc, &ack);
+    ack.ack.offset = offset;
+    ack.ack.length = length;
+    rc = ob1x_ctl_send(req->src, &ack);
     if (OMPI_SUCCESS != rc) {
         opal_show_help("help-mpi-pml-ob1x.txt", "ack-failed", true, ob1x_host(),
-                       OMPI_NAME_PRINT(&proc->super.proc_name), rc);
+                       OMPI_NAME_PRINT(&req->src->super.proc_name), rc);
     }
+}
+
+unsigned char *ob1x_recv_request_contig_base(ob1x_recv_request_t *req)
+{
+    opal_convertor_t *conv = &req->base.req_base.req_convertor;
+    void *base;
+
+    if (opal_convertor_need_buffers(conv)) {
+        return NULL;
+    }
+    opal_convertor_get_offset_pointer(conv, 0, &base);
+    return (unsigned char *) base;
 }
 
 void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
@@ -252,12 +269,21 @@ void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
     }
     total = (size_t) hdr->rndv.msg_length;
     ob1x_recv_request_matched(req, &hdr->match, total);
+    req->src_req = hdr->rndv.src_req;
+    req->src = ompi_comm_peer_lookup(req->base.req_base.req_comm, hdr->match.src);
+    if (OB1X_HDR_RGET == hdr->common.type) {
+        ob1x_recv_request_rget(req, &hdr->rget, data, data_len);
+        return;
+    }
     /* ACK before unpacking: the sender's next fragments travel while we copy
      * this one. It must also leave before the last byte is counted, or the
      * user could recycle the request while we still read it. Fragments the
      * ACK releases may be unpacked by another thread meanwhile, hence the
      * lock; recv_unpack places pieces by offset, whatever their order. */
-    send_ack(req, &hdr->rndv);
+    if (!(hdr->common.flags & OB1X_HDR_FLAG_CONTIG) ||
+        !ob1x_recv_request_offer_puts(req, &hdr->rndv, payload)) {
+        ob1x_recv_request_ack(req, payload, total - payload, false);
+    }
     if (payload > 0) {
         OPAL_THREAD_LOCK(&req->lock);
         recv_unpack(req, 0, iov, n);
@@ -268,7 +294,7 @@ void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
     if (0 == total) {
         ob1x_recv_request_complete(req);
     } else if (payload > 0) {
-        recv_request_add_bytes(req, payload);
+        ob1x_recv_request_add_bytes(req, payload);
     }
 }
 
@@ -292,7 +318,7 @@ void ob1x_recv_request_frag(ob1x_recv_request_t *req, const ob1x_hdr_frag_t *hdr
     OPAL_THREAD_LOCK(&req->lock);
     recv_unpack(req, (size_t) hdr->offset, iov, n);
     OPAL_THREAD_UNLOCK(&req->lock);
-    recv_request_add_bytes(req, payload);
+    ob1x_recv_request_add_bytes(req, payload);
 }
 
 static int recv_request_free(struct ompi_request_t **request)
@@ -353,6 +379,8 @@ void ob1x_recv_request_start(ob1x_recv_request_t *req)
     req->msg_length = 0;
     req->bytes_received = 0;
     req->release_bits &= OB1X_REL_FREED;
+    req->rdma_cnt = 0;
+    req->puts_in_flight = 0;
     if (0 != req->base.req_base.req_convertor.bConverted) {
         size_t zero = 0;
         opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);

@@ -13,9 +13,13 @@
 
 #include "pml_ob1x.h"
 #include "pml_ob1x_comm.h"
+#include "pml_ob1x_rdma.h"
 #include "pml_ob1x_recvfrag.h"
 
 BEGIN_C_DECLS
+
+/* Pieces of an RDMA pipeline the receiver keeps offered at once. */
+#define OB1X_RECV_PUT_DEPTH 4
 
 typedef struct ob1x_recv_request {
     mca_pml_base_recv_request_t base;
@@ -26,6 +30,19 @@ typedef struct ob1x_recv_request {
     opal_mutex_t lock;              /* serialises the convertor between fragments */
     opal_list_t early_pieces;       /* FRAG payloads ahead of the convertor, by offset */
     volatile int32_t release_bits;  /* OB1X_REL_* : who is done with the request */
+    /* RDMA protocols (pml_ob1x_recv_rget.c, pml_ob1x_recv_put.c) */
+    uint64_t src_req;        /* the sender's request */
+    struct ompi_proc_t *src; /* the sender */
+    int rdma_cnt;            /* registrations of our buffer held in rdma[] */
+    ob1x_rdma_btl_t rdma[OB1X_MAX_RDMA_BTLS];
+    unsigned char *rdma_base; /* our contiguous buffer */
+    size_t put_cursor;        /* next byte to offer for a PUT */
+    size_t put_end;           /* end of the bytes that go by PUTs */
+    int puts_in_flight;
+    int put_btls;                                /* BTLs the pieces go over */
+    size_t put_bytes[OB1X_MAX_RDMA_BTLS];        /* bytes offered per BTL, for the shares */
+    ob1x_reg_t *piece_reg[OB1X_RECV_PUT_DEPTH];  /* pipeline pieces' registrations */
+    bool piece_busy[OB1X_RECV_PUT_DEPTH];
 } ob1x_recv_request_t;
 
 OBJ_CLASS_DECLARATION(ob1x_recv_request_t);
@@ -53,6 +70,26 @@ void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
 /* A FRAG for this request arrived. */
 void ob1x_recv_request_frag(ob1x_recv_request_t *req, const ob1x_hdr_frag_t *hdr,
                             const mca_btl_base_segment_t *segs, size_t nsegs);
+
+/* `bytes` more of the message are accounted for (delivered, or dropped by
+ * truncation); the last of them completes the request. */
+void ob1x_recv_request_add_bytes(ob1x_recv_request_t *req, size_t bytes);
+
+/* Ask the sender for [offset, offset + length) by FRAGs: the answer to its
+ * RNDV (more = false), or a further range (RDMA refused or given up). */
+void ob1x_recv_request_ack(ob1x_recv_request_t *req, size_t offset, size_t length, bool more);
+
+/* The RDMA protocols' sides of the receiver: an RGET matched (its list of
+ * BTLs in `data`); a RNDV that offers RDMA (CONTIG) matched, which returns
+ * false when the receiver refuses and the caller ACKs the rest; a FIN of a
+ * put. */
+void ob1x_recv_request_rget(ob1x_recv_request_t *req, const ob1x_hdr_rget_t *hdr,
+                            const unsigned char *data, size_t data_len);
+bool ob1x_recv_request_offer_puts(ob1x_recv_request_t *req, const ob1x_hdr_rndv_t *hdr,
+                                  size_t payload);
+void ob1x_recv_request_fin_put(ob1x_recv_request_t *req, const ob1x_hdr_fin_t *fin);
+/* The buffer's contiguous base, or NULL when it is not contiguous. */
+unsigned char *ob1x_recv_request_contig_base(ob1x_recv_request_t *req);
 
 /* Cancelled or matched-and-finished. */
 void ob1x_recv_request_complete(ob1x_recv_request_t *req);

@@ -21,8 +21,10 @@ void ob1x_send_request_cancel_answer(ob1x_send_request_t *req, bool cancelled)
     }
     req->cancel_state = OB1X_CANCEL_DONE;
     req->base.req_base.req_ompi.req_status._cancelled = 1;
-    /* No ACK and no FRAG will ever come: drop what they would have settled. */
-    ob1x_send_request_subtract(req, (int64_t) (req->base.req_bytes_packed - req->rndv_bytes) + 1);
+    /* No ACK, FRAG or FIN will ever come: drop what they would have
+     * settled (an RGET expects no ACK). */
+    ob1x_send_request_subtract(req, (int64_t) (req->base.req_bytes_packed - req->rndv_bytes) +
+                                        (OB1X_PROTO_RGET == req->protocol ? 0 : 1));
 }
 
 /* A send still waiting for BTL resources to start has sent nothing: take it
@@ -51,6 +53,14 @@ static bool withdraw_unstarted(ob1x_send_request_t *req)
     return taken;
 }
 
+/* The rendezvous protocols whose first message waits for a match; a
+ * buffered send is complete for MPI before it starts. */
+static bool ob1x_protocol_cancellable(ob1x_protocol_t proto)
+{
+    return OB1X_PROTO_SENDRECV_PIPELINE == proto || OB1X_PROTO_RGET == proto ||
+           OB1X_PROTO_RPUT == proto || OB1X_PROTO_RDMA_PIPELINE == proto;
+}
+
 int ob1x_send_request_cancel(struct ompi_request_t *request, int complete)
 {
     ob1x_send_request_t *req = (ob1x_send_request_t *) request;
@@ -62,7 +72,7 @@ int ob1x_send_request_cancel(struct ompi_request_t *request, int complete)
     }
     /* Only an unacknowledged rendezvous can be withdrawn; anything else has
      * been delivered or is being delivered, and MPI lets the cancel fail. */
-    if (req->mpi_done || OB1X_PROTO_SENDRECV_PIPELINE != req->protocol || 0 != req->dst_req ||
+    if (req->mpi_done || !ob1x_protocol_cancellable(req->protocol) || 0 != req->dst_req ||
         OB1X_SEND_IDLE != req->state) {
         return OMPI_SUCCESS;
     }

@@ -7,6 +7,8 @@
  */
 #include "ompi_config.h"
 
+#include <string.h>
+
 #include "ompi/mca/bml/base/base.h"
 #include "ompi/mca/pml/base/pml_base_bsend.h"
 #include "ompi/datatype/ompi_datatype.h"
@@ -43,12 +45,18 @@ static void send_frag_done(mca_btl_base_module_t *btl, struct mca_btl_base_endpo
     ob1x_send_request_subtract(req, payload);
 }
 
+/* Are there FRAGs left to send: of the current range, or a range waiting? */
+static inline bool frags_left(const ob1x_send_request_t *req)
+{
+    return req->offset < req->frag_end || 0 != req->ranges_pending;
+}
+
 /* Local completion of a FRAG: account it and keep the pipeline full. */
 static void send_pipeline_frag_done(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
                                     mca_btl_base_descriptor_t *des, int status)
 {
     ob1x_send_request_t *req = (ob1x_send_request_t *) des->des_cbdata;
-    bool more = req->offset < req->base.req_bytes_packed;
+    bool more = frags_left(req);
 
     /* Decide before the subtraction: afterwards the request may be gone. */
     if (more) {
@@ -66,6 +74,14 @@ static void send_pipeline_frag_done(mca_btl_base_module_t *btl, struct mca_btl_b
 
 int ob1x_send_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, size_t first,
                    uint8_t flags)
+{
+    return ob1x_send_rndv_as(req, bml_btl, first, flags,
+                             req->bsend_packed ? OB1X_PROTO_BUFFERED_PIPELINE
+                                               : OB1X_PROTO_SENDRECV_PIPELINE);
+}
+
+int ob1x_send_rndv_as(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, size_t first,
+                      uint8_t flags, ob1x_protocol_t proto)
 {
     mca_btl_base_descriptor_t *des;
     ob1x_hdr_rndv_t *hdr;
@@ -101,20 +117,21 @@ int ob1x_send_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, size_t
     hdr->msg_length = size;
     hdr->src_req = (uint64_t) (uintptr_t) req;
 
-    if (!req->bsend_packed) {
-        req->protocol = OB1X_PROTO_SENDRECV_PIPELINE;
-    }
+    req->protocol = proto;
     req->rndv_bytes = first;
     req->offset = first;
+    req->frag_end = first; /* the ACK says what goes by FRAGs */
+    memset(req->frag_bytes, 0, sizeof(req->frag_bytes));
     req->outstanding = (int64_t) size + 2; /* +1 the ACK, +1 this descriptor */
     des->des_cbfunc = send_frag_done;
     des->des_cbdata = req;
-    if (flags & OB1X_HDR_FLAG_SYNC) {
+    if (MCA_PML_BASE_SEND_SYNCHRONOUS == req->base.req_send_mode) {
         ob1x_count_event(OB1X_EV_SYNCHRONOUS);
     }
     ob1x_count_protocol(req->protocol, size);
     rc = mca_bml_base_send(bml_btl, des, OB1X_BTL_TAG(OB1X_HDR_RNDV));
     if (OPAL_LIKELY(rc >= 0)) {
+        ob1x_btl_count(bml_btl->btl, first);
         if (1 == rc) {
             ob1x_send_request_subtract(req, (int64_t) first + 1);
         }
@@ -225,12 +242,42 @@ int ob1x_send_request_begin_buffered(ob1x_send_request_t *req, mca_bml_base_btl_
 
 /* ------------------------------------------------------------- pipeline */
 
+/* The BTL for the next FRAG of `size` bytes: of the first
+ * pml_ob1x_max_send_per_range BTLs of btl_send, the one whose bytes of this
+ * message stay the smallest share of its bandwidth once it carries them. */
+static mca_bml_base_btl_t *frag_btl(ob1x_send_request_t *req, size_t remaining, int *index)
+{
+    mca_bml_base_btl_array_t *send = &req->endpoint->btl_send;
+    size_t n = mca_bml_base_btl_array_get_size(send);
+    double best = 0;
+
+    *index = 0;
+    if (n > (size_t) mca_pml_ob1x.params.max_send_per_range) {
+        n = (size_t) mca_pml_ob1x.params.max_send_per_range;
+    }
+    if (n > OB1X_MAX_RDMA_BTLS) {
+        n = OB1X_MAX_RDMA_BTLS;
+    }
+    for (size_t i = 0; n > 1 && i < n; ++i) {
+        const mca_btl_base_module_t *btl = mca_bml_base_btl_array_get_index(send, i)->btl;
+        size_t size = btl->btl_max_send_size - sizeof(ob1x_hdr_frag_t);
+        double share = (double) (req->frag_bytes[i] + (size < remaining ? size : remaining)) /
+                       ((double) btl->btl_bandwidth + 1);
+        if (0 == i || share < best) {
+            best = share;
+            *index = (int) i;
+        }
+    }
+    return mca_bml_base_btl_array_get_index(send, *index);
+}
+
 /* Hand one FRAG to a BTL. Returns false when resources ran out. */
 static bool send_one_frag(ob1x_send_request_t *req)
 {
-    mca_bml_base_btl_t *bml_btl = mca_bml_base_btl_array_get_next(&req->endpoint->btl_send);
+    size_t remaining = req->frag_end - req->offset;
+    int index;
+    mca_bml_base_btl_t *bml_btl = frag_btl(req, remaining, &index);
     mca_btl_base_module_t *btl = bml_btl->btl;
-    size_t remaining = req->base.req_bytes_packed - req->offset;
     size_t size = btl->btl_max_send_size - sizeof(ob1x_hdr_frag_t);
     size_t position = req->offset;
     mca_btl_base_descriptor_t *des;
@@ -268,10 +315,64 @@ static bool send_one_frag(ob1x_send_request_t *req)
         mca_bml_base_free(bml_btl, des);
         return false;
     }
+    req->frag_bytes[index] += size;
+    ob1x_btl_count(btl, size);
     /* Advanced only once the FRAG is out: a completion in another thread
      * reads it to decide whether to call the scheduler, and must never see
      * the end of the message before it is really all handed out. */
     req->offset += size;
+    return true;
+}
+
+/* A range waiting for FRAGs. */
+typedef struct frag_range {
+    opal_list_item_t super;
+    size_t offset;
+    size_t length;
+} frag_range_t;
+
+static OBJ_CLASS_INSTANCE(frag_range_t, opal_list_item_t, NULL, NULL);
+
+void ob1x_send_request_add_range(ob1x_send_request_t *req, size_t offset, size_t length)
+{
+    frag_range_t *r = OBJ_NEW(frag_range_t);
+
+    if (OPAL_UNLIKELY(NULL == r)) {
+        ob1x_send_fatal(req->base.req_base.req_proc, OMPI_ERR_OUT_OF_RESOURCE);
+        return;
+    }
+    r->offset = offset;
+    r->length = length;
+    OPAL_THREAD_LOCK(&req->range_lock);
+    opal_list_append(&req->ranges, &r->super);
+    OPAL_THREAD_ADD_FETCH32(&req->ranges_pending, 1);
+    OPAL_THREAD_UNLOCK(&req->range_lock);
+}
+
+/* The current range is sent: take the next one, if any. Only the
+ * scheduler (one thread at a time) moves offset and frag_end. */
+static bool next_range(ob1x_send_request_t *req)
+{
+    frag_range_t *r;
+
+    if (req->offset < req->frag_end) {
+        return true;
+    }
+    if (0 == req->ranges_pending) {
+        return false;
+    }
+    OPAL_THREAD_LOCK(&req->range_lock);
+    r = (frag_range_t *) opal_list_remove_first(&req->ranges);
+    OPAL_THREAD_UNLOCK(&req->range_lock);
+    if (NULL == r) {
+        return false;
+    }
+    /* frag_end first: a completion reading offset < frag_end in another
+     * thread must not see the new offset with the old end */
+    req->frag_end = r->offset + r->length;
+    req->offset = r->offset;
+    OPAL_THREAD_ADD_FETCH32(&req->ranges_pending, -1);
+    OBJ_RELEASE(r);
     return true;
 }
 
@@ -297,9 +398,8 @@ bool ob1x_send_request_schedule(ob1x_send_request_t *req)
         /* A request queued for progress (by an earlier pass) stays on the
          * pending list until progress takes it off: sending more now could
          * complete and recycle it while it is still listed there. */
-        while (req->offset < req->base.req_bytes_packed &&
-               req->frags_in_flight < mca_pml_ob1x.params.send_pipeline_depth &&
-               OB1X_SEND_IDLE == req->state) {
+        while (req->frags_in_flight < mca_pml_ob1x.params.send_pipeline_depth &&
+               OB1X_SEND_IDLE == req->state && next_range(req)) {
             if (!send_one_frag(req)) {
                 if (0 == req->frags_in_flight) {
                     /* Nothing in flight will call us back: progress must. */
@@ -317,11 +417,19 @@ bool ob1x_send_request_schedule(ob1x_send_request_t *req)
     return queued;
 }
 
-void ob1x_send_request_acked(ob1x_send_request_t *req, uint64_t dst_req)
+/* An ACK: the answer to a RNDV (holds a unit of `outstanding`), or a
+ * further range (ACK_MORE). Either may name bytes to send by FRAGs. */
+void ob1x_send_request_acked(ob1x_send_request_t *req, const ob1x_hdr_ack_t *ack)
 {
-    req->dst_req = dst_req;
-    if (req->offset < req->base.req_bytes_packed) {
+    bool answer = !(ack->common.flags & OB1X_HDR_FLAG_ACK_MORE);
+
+    OPAL_THREAD_ADD_FETCH64(&req->outstanding, 1); /* live for the pass */
+    req->dst_req = ack->dst_req;
+    if (ack->length > 0) {
+        ob1x_send_request_add_range(req, (size_t) ack->offset, (size_t) ack->length);
+    }
+    if (frags_left(req)) {
         ob1x_send_request_schedule(req);
     }
-    ob1x_send_request_subtract(req, 1);
+    ob1x_send_request_subtract(req, answer ? 2 : 1);
 }

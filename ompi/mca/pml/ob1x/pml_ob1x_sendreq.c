@@ -38,9 +38,18 @@ static void send_request_construct(ob1x_send_request_t *req)
     req->base.req_base.req_ompi.req_start = ob1x_start;
     req->base.req_base.req_ompi.req_free = send_request_free;
     req->base.req_base.req_ompi.req_cancel = ob1x_send_request_cancel;
+    OBJ_CONSTRUCT(&req->ranges, opal_list_t);
+    OBJ_CONSTRUCT(&req->range_lock, opal_mutex_t);
 }
 
-OBJ_CLASS_INSTANCE(ob1x_send_request_t, mca_pml_base_send_request_t, send_request_construct, NULL);
+static void send_request_destruct(ob1x_send_request_t *req)
+{
+    OPAL_LIST_DESTRUCT(&req->ranges);
+    OBJ_DESTRUCT(&req->range_lock);
+}
+
+OBJ_CLASS_INSTANCE(ob1x_send_request_t, mca_pml_base_send_request_t, send_request_construct,
+                   send_request_destruct);
 
 /* A restarted persistent buffered send: its convertor still reads the copy
  * in the attached buffer, which is gone. */
@@ -83,6 +92,13 @@ void ob1x_send_request_mpi_complete(ob1x_send_request_t *req)
 
 void ob1x_send_request_pml_complete(ob1x_send_request_t *req)
 {
+    if (req->rdma_cnt > 0) {
+        ob1x_rdma_deregister(req->rdma, req->rdma_cnt);
+        req->rdma_cnt = 0;
+    }
+    if (OB1X_PROTO_RGET == req->protocol) {
+        OPAL_THREAD_ADD_FETCH32(&mca_pml_ob1x.rdma_live, -1);
+    }
     if (req->bsend_packed) {
         mca_pml_base_bsend_request_fini((ompi_request_t *) req);
         req->bsend_packed = false;

@@ -12,6 +12,7 @@
 #include "ompi_config.h"
 
 #include "opal/datatype/opal_convertor.h"
+#include "opal/runtime/opal_params.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/bml/bml.h"
 #include "ompi/mca/pml/base/pml_base_sendreq.h"
@@ -20,6 +21,7 @@
 #include "pml_ob1x_comm.h"
 #include "pml_ob1x_hdr.h"
 #include "pml_ob1x_protocol.h"
+#include "pml_ob1x_rdma.h"
 
 BEGIN_C_DECLS
 
@@ -54,6 +56,16 @@ typedef struct ob1x_send_request {
     volatile int32_t frags_in_flight;
     volatile int32_t schedule_lock; /* >0 while some thread runs the scheduler */
     volatile int32_t release_bits;  /* OB1X_REL_* as for receive requests */
+    /* FRAGs go out for [offset, frag_end); further ranges (the ACK's, and
+     * RDMA ranges given up) wait in `ranges` (pml_ob1x_send_pipeline.c). */
+    size_t frag_end;
+    volatile int32_t ranges_pending;
+    opal_list_t ranges;
+    opal_mutex_t range_lock;
+    size_t frag_bytes[OB1X_MAX_RDMA_BTLS]; /* FRAG bytes per BTL of btl_send, for the shares */
+    /* RDMA: the BTLs the sender registered its buffer with (rget, rput). */
+    int rdma_cnt;
+    ob1x_rdma_btl_t rdma[OB1X_MAX_RDMA_BTLS];
 } ob1x_send_request_t;
 
 OBJ_CLASS_DECLARATION(ob1x_send_request_t);
@@ -88,6 +100,16 @@ int ob1x_send_start_rdma_pipeline(ob1x_send_request_t *req, mca_bml_base_btl_t *
 /* The RNDV that opens both pipelines, with `first` payload bytes. */
 int ob1x_send_rndv(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, size_t first,
                    uint8_t flags);
+/* The same for protocol `proto` (rput, rdma_pipeline: flags CONTIG/PIN). */
+int ob1x_send_rndv_as(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, size_t first,
+                      uint8_t flags, ob1x_protocol_t proto);
+/* Bytes [offset, offset + length) go by FRAGs too; the caller holds a unit
+ * of `outstanding` (pml_ob1x_send_pipeline.c). */
+void ob1x_send_request_add_range(ob1x_send_request_t *req, size_t offset, size_t length);
+/* A PUT from the receiver (pml_ob1x_send_put.c) and a FIN of its get
+ * (pml_ob1x_send_rget.c). */
+void ob1x_send_request_put(ob1x_send_request_t *req, const ob1x_hdr_put_t *put);
+void ob1x_send_request_fin(ob1x_send_request_t *req, const ob1x_hdr_fin_t *fin);
 
 /* A non-blocking eager send that left without a request while the BTL
  * still holds its descriptor: req (made afterwards, already reset) completes
@@ -112,7 +134,7 @@ bool ob1x_send_request_schedule(ob1x_send_request_t *req);
 void ob1x_send_request_void(ob1x_send_request_t *req);
 /* Back to the free list; only for requests nothing else references. */
 void ob1x_send_request_release(ob1x_send_request_t *req);
-void ob1x_send_request_acked(ob1x_send_request_t *req, uint64_t dst_req);
+void ob1x_send_request_acked(ob1x_send_request_t *req, const ob1x_hdr_ack_t *ack);
 void ob1x_send_request_cancel_answer(ob1x_send_request_t *req, bool cancelled);
 void ob1x_send_request_mpi_complete(ob1x_send_request_t *req);
 void ob1x_send_request_subtract(ob1x_send_request_t *req, int64_t done);
@@ -219,6 +241,9 @@ ob1x_send_request_reset(ob1x_send_request_t *req, int seq)
     req->frags_in_flight = 0;
     req->schedule_lock = 0;
     req->release_bits &= OB1X_REL_FREED;
+    req->frag_end = 0;
+    req->ranges_pending = 0;
+    req->rdma_cnt = 0;
 }
 
 /* Payload bytes that fit in the first fragment of a rendezvous on this BTL. */
@@ -252,6 +277,29 @@ ob1x_proto_in_init(ob1x_proto_in_t *in, const mca_btl_base_module_t *btl, size_t
     in->congested = 0 != oproc->congested;
 }
 
+/* The selector's view of the RDMA BTLs of the peer, for a message above
+ * the eager size (the only ones that read it). */
+static inline void ob1x_proto_in_rdma(ob1x_proto_in_t *in, ob1x_send_request_t *req)
+{
+    mca_bml_base_btl_t *r = NULL;
+
+    in->contiguous = !opal_convertor_need_buffers(&req->base.req_base.req_convertor);
+    in->get = in->put = in->leave_pinned = in->prefer_copy = false;
+    in->min_rdma_pipeline = 0;
+    if (in->contiguous && !in->buffered) {
+        r = ob1x_rdma_btl_first(req->endpoint);
+    }
+    in->rdma = NULL != r;
+    if (NULL == r) {
+        return;
+    }
+    in->get = ob1x_rdma_btl_can(req->endpoint, r, MCA_BTL_FLAGS_GET);
+    in->put = ob1x_rdma_btl_can(req->endpoint, r, MCA_BTL_FLAGS_PUT);
+    in->leave_pinned = opal_leave_pinned > 0;
+    in->min_rdma_pipeline = r->btl->btl_min_rdma_pipeline_size;
+    in->prefer_copy = ob1x_rdma_prefer_copy(r, in->size);
+}
+
 /* Start with a protocol already chosen for this BTL (a request-less send
  * that could not run it hands it over). Not eager immediate: that one
  * never needs a request. */
@@ -271,6 +319,9 @@ static inline int ob1x_send_request_start(ob1x_send_request_t *req)
 
     ob1x_proto_in_init(&in, bml_btl->btl, req->base.req_bytes_packed, req->base.req_send_mode,
                        req->oproc);
+    if (in.size > in.eager_max) {
+        ob1x_proto_in_rdma(&in, req);
+    }
     proto = ob1x_protocol_select(&in);
     if (OB1X_PROTO_EAGER_IMMEDIATE == proto) {
         if (OPAL_LIKELY(OMPI_SUCCESS == ob1x_send_start_eager_immediate(req, bml_btl))) {

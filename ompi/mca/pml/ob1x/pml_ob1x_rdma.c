@@ -1,0 +1,396 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * What the RDMA protocols share: BTL naming and byte counters, the choice
+ * of BTLs and their shares, registration of a message's memory, and RDMA
+ * operations with their retries (pml_ob1x_rdma.h).
+ */
+#include "ompi_config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "opal/mca/btl/base/base.h"
+#include "ompi/mca/bml/base/base.h"
+
+#include "common_ob1x_help.h"
+#include "common_ob1x_hints.h"
+#include "common_ob1x_pvar.h"
+
+#include "pml_ob1x.h"
+#include "pml_ob1x_rdma.h"
+
+OBJ_CLASS_INSTANCE(ob1x_rdma_op_t, opal_free_list_item_t, NULL, NULL);
+
+/* ------------------------------------------------------------- BTL table */
+
+typedef struct btl_entry {
+    const mca_btl_base_module_t *btl;
+    uint32_t id;
+    int slot; /* index of its byte counter */
+} btl_entry_t;
+
+#define MAX_BTLS 32
+static btl_entry_t btls[MAX_BTLS];
+static int nbtls;
+
+/* FNV-1a: stable across processes and builds. */
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; ++s) {
+        h = (h ^ (uint8_t) *s) * 16777619u;
+    }
+    return h;
+}
+
+static int register_counter(const char *name, int k, int slot)
+{
+    char pname[96], desc[256];
+    ob1x_pvar_t pvar = {pname, desc, MCA_BASE_PVAR_CLASS_COUNTER, &ob1x_counters.btl_bytes[slot]};
+
+    if (0 == k) {
+        snprintf(pname, sizeof(pname), "bytes_%s", name);
+    } else {
+        snprintf(pname, sizeof(pname), "bytes_%s_%d", name, k);
+    }
+    snprintf(desc, sizeof(desc),
+             "Payload bytes of rendezvous messages of this process that btl/%s (module %d) "
+             "carried: RNDV data, FRAGs, gets and puts",
+             name, k);
+    return ob1x_pvar_register(&mca_pml_ob1x_component.pmlm_version, &pvar);
+}
+
+int ob1x_btls_setup(void)
+{
+    mca_btl_base_selected_module_t *sm;
+
+    if (nbtls > 0) {
+        return OMPI_SUCCESS;
+    }
+    OPAL_LIST_FOREACH(sm, &mca_btl_base_modules_initialized, mca_btl_base_selected_module_t)
+    {
+        const char *name = sm->btl_component->btl_version.mca_component_name;
+        int k = 0;
+
+        if (nbtls == MAX_BTLS) {
+            break;
+        }
+        for (int i = 0; i < nbtls; ++i) {
+            if (btls[i].btl->btl_component == sm->btl_module->btl_component) {
+                ++k; /* another module of the same component (several NICs) */
+            }
+        }
+        btls[nbtls].btl = sm->btl_module;
+        btls[nbtls].id = (name_hash(name) & ~0xffu) | (uint32_t) k;
+        btls[nbtls].slot = nbtls < OB1X_MAX_BTL_COUNTERS ? nbtls : OB1X_MAX_BTL_COUNTERS - 1;
+        if (nbtls < OB1X_MAX_BTL_COUNTERS) {
+            (void) register_counter(name, k, btls[nbtls].slot);
+        }
+        ++nbtls;
+    }
+    return OMPI_SUCCESS;
+}
+
+static const btl_entry_t *btl_find(const mca_btl_base_module_t *btl)
+{
+    for (int i = 0; i < nbtls; ++i) {
+        if (btls[i].btl == btl) {
+            return &btls[i];
+        }
+    }
+    return NULL;
+}
+
+uint32_t ob1x_btl_id(const mca_btl_base_module_t *btl)
+{
+    const btl_entry_t *e = btl_find(btl);
+    return NULL != e ? e->id : 0;
+}
+
+void ob1x_btl_count(const mca_btl_base_module_t *btl, size_t bytes)
+{
+    const btl_entry_t *e = btl_find(btl);
+    if (NULL != e) {
+        (void) ob1x_counter_add(&ob1x_counters.btl_bytes[e->slot], bytes);
+    }
+}
+
+void ob1x_btl_count_id(uint32_t id, size_t bytes)
+{
+    for (int i = 0; i < nbtls; ++i) {
+        if (btls[i].id == id) {
+            (void) ob1x_counter_add(&ob1x_counters.btl_bytes[btls[i].slot], bytes);
+            return;
+        }
+    }
+}
+
+/* ---------------------------------------------------------- BTL choice */
+
+static bool rdma_usable(mca_bml_base_endpoint_t *ep, mca_bml_base_btl_t *b, uint32_t flags)
+{
+    if (!(b->btl_flags & flags) || NULL == (flags & MCA_BTL_FLAGS_GET ? b->btl->btl_get
+                                                                      : b->btl->btl_put)) {
+        return false;
+    }
+    return mca_pml_ob1x.params.use_all_rdma ||
+           NULL != mca_bml_base_btl_array_find(&ep->btl_send, b->btl);
+}
+
+int ob1x_rdma_btls(mca_bml_base_endpoint_t *ep, uint32_t flags, ob1x_rdma_btl_t *out)
+{
+    size_t n = mca_bml_base_btl_array_get_size(&ep->btl_rdma);
+    int used = 0;
+
+    for (size_t i = 0; i < n && used < mca_pml_ob1x.params.max_rdma_per_request; ++i) {
+        mca_bml_base_btl_t *b = mca_bml_base_btl_array_get_index(&ep->btl_rdma, i);
+        if (rdma_usable(ep, b, flags)) {
+            memset(&out[used], 0, sizeof(out[used]));
+            out[used++].bml_btl = b;
+        }
+    }
+    return used;
+}
+
+mca_bml_base_btl_t *ob1x_rdma_btl_first(mca_bml_base_endpoint_t *ep)
+{
+    size_t n = mca_bml_base_btl_array_get_size(&ep->btl_rdma);
+
+    for (size_t i = 0; i < n; ++i) {
+        mca_bml_base_btl_t *b = mca_bml_base_btl_array_get_index(&ep->btl_rdma, i);
+        if (rdma_usable(ep, b, MCA_BTL_FLAGS_GET) || rdma_usable(ep, b, MCA_BTL_FLAGS_PUT)) {
+            return b;
+        }
+    }
+    return NULL;
+}
+
+mca_bml_base_btl_t *ob1x_rdma_btl_by_id(mca_bml_base_endpoint_t *ep, uint32_t id, uint32_t flags)
+{
+    size_t n = mca_bml_base_btl_array_get_size(&ep->btl_rdma);
+
+    for (size_t i = 0; i < n; ++i) {
+        mca_bml_base_btl_t *b = mca_bml_base_btl_array_get_index(&ep->btl_rdma, i);
+        if (ob1x_btl_id(b->btl) == id && (b->btl_flags & flags) &&
+            NULL != (flags & MCA_BTL_FLAGS_GET ? b->btl->btl_get : b->btl->btl_put)) {
+            return b;
+        }
+    }
+    return NULL;
+}
+
+void ob1x_rdma_shares(ob1x_rdma_btl_t *btls_, int n, size_t offset, size_t length, size_t align)
+{
+    double total = 0;
+    size_t left = length;
+
+    for (int i = 0; i < n; ++i) {
+        total += btls_[i].bml_btl->btl->btl_bandwidth ? btls_[i].bml_btl->btl->btl_bandwidth : 1;
+    }
+    for (int i = 0; i < n; ++i) {
+        double bw = btls_[i].bml_btl->btl->btl_bandwidth ? btls_[i].bml_btl->btl->btl_bandwidth : 1;
+        size_t share = i == n - 1 ? left : (size_t) ((double) length * bw / total);
+        if (i < n - 1 && align > 1) {
+            share -= share % align;
+        }
+        if (share > left) {
+            share = left;
+        }
+        btls_[i].offset = offset;
+        btls_[i].length = share;
+        offset += share;
+        left -= share;
+    }
+}
+
+bool ob1x_rdma_prefer_copy(mca_bml_base_btl_t *b, size_t size)
+{
+    ob1x_btl_hints_fn_t fn = ob1x_btl_hints_find(b->btl);
+    ob1x_btl_hints_t h;
+
+    if (NULL == fn || !fn(b->btl, b->btl_endpoint, size, &h)) {
+        return false;
+    }
+    if (ob1x_hints_prefer_copy(&h, size, mca_pml_ob1x.rdma_live > 0)) {
+        ob1x_count_event(OB1X_EV_HINT_COPY);
+        return true;
+    }
+    return false;
+}
+
+bool ob1x_rdma_btl_can(mca_bml_base_endpoint_t *ep, mca_bml_base_btl_t *b, uint32_t flags)
+{
+    return rdma_usable(ep, b, flags);
+}
+
+int ob1x_rdma_register(ob1x_rdma_btl_t *b, int n, unsigned char *base, uint32_t access)
+{
+    int kept = 0;
+
+    for (int i = 0; i < n; ++i) {
+        if (0 != b[i].length &&
+            OMPI_SUCCESS != ob1x_reg_acquire(b[i].bml_btl, base + b[i].offset, b[i].length,
+                                             access, &b[i].reg, &b[i].handle)) {
+            continue;
+        }
+        b[kept++] = b[i];
+    }
+    return kept;
+}
+
+void ob1x_rdma_deregister(ob1x_rdma_btl_t *b, int n)
+{
+    for (int i = 0; i < n; ++i) {
+        if (NULL != b[i].reg) {
+            ob1x_reg_release(b[i].reg);
+            b[i].reg = NULL;
+        }
+    }
+}
+
+/* ----------------------------------------------------------- operations */
+
+ob1x_rdma_op_t *ob1x_rdma_op_alloc(void)
+{
+    ob1x_rdma_op_t *op = (ob1x_rdma_op_t *) opal_free_list_wait(&mca_pml_ob1x.rdma_ops);
+
+    op->tries = 0;
+    op->own_reg = NULL;
+    op->local_handle = NULL;
+    op->remote_handle_size = 0;
+    op->peer_req = 0;
+    op->slot = 0;
+    return op;
+}
+
+void ob1x_rdma_op_return(ob1x_rdma_op_t *op)
+{
+    if (NULL != op->own_reg) {
+        ob1x_reg_release(op->own_reg);
+        op->own_reg = NULL;
+    }
+    opal_free_list_return(&mca_pml_ob1x.rdma_ops, &op->super);
+}
+
+/* Testing aid (pml_ob1x_rdma_fault_every): this operation fails. */
+static bool rdma_fault_injected(void)
+{
+    static volatile int32_t calls;
+
+    if (OPAL_LIKELY(0 == mca_pml_ob1x.params.rdma_fault_every)) {
+        return false;
+    }
+    return 0 == OPAL_THREAD_ADD_FETCH32(&calls, 1) % mca_pml_ob1x.params.rdma_fault_every;
+}
+
+static void op_queue(ob1x_rdma_op_t *op)
+{
+    OPAL_THREAD_LOCK(&mca_pml_ob1x.pending_lock);
+    opal_list_append(&mca_pml_ob1x.pending_rdma, &op->super.super);
+    OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);
+    ob1x_pending_added();
+}
+
+/* A failed try: again from progress (never from inside the BTL's
+ * callback, which could recurse), or give up after the limit. */
+static void op_failed(ob1x_rdma_op_t *op, int status)
+{
+    if (op->tries++ < mca_pml_ob1x.params.rdma_retries_limit) {
+        ob1x_count_event(OB1X_EV_RDMA_RETRIES);
+        op_queue(op);
+        return;
+    }
+    op->done(op, OMPI_SUCCESS == status ? OMPI_ERROR : status);
+}
+
+static void op_cb(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep, void *local,
+                  mca_btl_base_registration_handle_t *local_handle, void *context, void *cbdata,
+                  int status)
+{
+    ob1x_rdma_op_t *op = (ob1x_rdma_op_t *) cbdata;
+
+    (void) btl;
+    (void) ep;
+    (void) local;
+    (void) local_handle;
+    (void) context;
+    if (OPAL_LIKELY(OPAL_SUCCESS == status)) {
+        op->done(op, OMPI_SUCCESS);
+    } else {
+        op_failed(op, status);
+    }
+}
+
+/* One try; OMPI_ERR_OUT_OF_RESOURCE when the BTL has no room now. */
+static int op_try(ob1x_rdma_op_t *op)
+{
+    mca_btl_base_registration_handle_t *remote =
+        op->remote_handle_size ? (mca_btl_base_registration_handle_t *) op->remote_handle : NULL;
+    int rc;
+
+    if (OPAL_UNLIKELY(rdma_fault_injected())) {
+        rc = OMPI_ERROR;
+    } else if (OB1X_RDMA_GET == op->kind) {
+        rc = mca_bml_base_get(op->bml_btl, op->local, op->remote, op->local_handle, remote,
+                              op->length, 0, MCA_BTL_NO_ORDER, op_cb, op);
+    } else {
+        rc = mca_bml_base_put(op->bml_btl, op->local, op->remote, op->local_handle, remote,
+                              op->length, 0, MCA_BTL_NO_ORDER, op_cb, op);
+    }
+    if (1 == rc) {
+        op->done(op, OMPI_SUCCESS); /* complete already, no callback comes */
+    } else if (OPAL_UNLIKELY(OMPI_SUCCESS != rc && OMPI_ERR_OUT_OF_RESOURCE != rc)) {
+        op_failed(op, rc);
+    }
+    return OMPI_ERR_OUT_OF_RESOURCE == rc ? rc : OMPI_SUCCESS;
+}
+
+void ob1x_rdma_op_start(ob1x_rdma_op_t *op)
+{
+    if (OMPI_ERR_OUT_OF_RESOURCE == op_try(op)) {
+        ob1x_count_event(OB1X_EV_RESOURCE_RETRIES);
+        op_queue(op);
+    }
+}
+
+int ob1x_rdma_progress(void)
+{
+    int done = 0;
+
+    for (;;) {
+        ob1x_rdma_op_t *op;
+
+        OPAL_THREAD_LOCK(&mca_pml_ob1x.pending_lock);
+        op = (ob1x_rdma_op_t *) opal_list_remove_first(&mca_pml_ob1x.pending_rdma);
+        OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);
+        if (NULL == op) {
+            break;
+        }
+        opal_atomic_add_fetch_32(&mca_pml_ob1x.pending_count, -1);
+        if (OMPI_ERR_OUT_OF_RESOURCE == op_try(op)) {
+            OPAL_THREAD_LOCK(&mca_pml_ob1x.pending_lock);
+            opal_list_prepend(&mca_pml_ob1x.pending_rdma, &op->super.super);
+            OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);
+            ob1x_pending_added();
+            break;
+        }
+        ++done;
+    }
+    return done;
+}
+
+void ob1x_rdma_fallback_notice(const ob1x_rdma_op_t *op, int status)
+{
+    static volatile int32_t told;
+
+    ob1x_count_event(OB1X_EV_FALLBACK_FAILED);
+    if (0 == OPAL_THREAD_ADD_FETCH32(&told, 1) - 1) {
+        ob1x_show_help_now("help-mpi-pml-ob1x.txt", "rdma-fallback", ob1x_host(),
+                           OB1X_RDMA_GET == op->kind ? "get" : "put",
+                           NULL != op->bml_btl
+                               ? op->bml_btl->btl->btl_component->btl_version.mca_component_name
+                               : "(none in common)",
+                           status, op->tries, mca_pml_ob1x.params.rdma_retries_limit);
+    }
+}

@@ -1,0 +1,128 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * What the RDMA protocols share (pml_ob1x_rdma.c): which BTLs of a peer
+ * carry an RDMA message and in which shares, how a BTL is named to the
+ * peer, the bytes each BTL carried (MPI_T), and one RDMA operation (a get
+ * of the receiver or a put of the sender) with its retries.
+ *
+ * The protocols themselves: pml_ob1x_send_rget.c and pml_ob1x_recv_rget.c
+ * (direct get), pml_ob1x_send_put.c and pml_ob1x_recv_put.c (direct put
+ * and RDMA pipeline).
+ */
+#ifndef PML_OB1X_RDMA_H
+#define PML_OB1X_RDMA_H
+
+#include "ompi_config.h"
+
+#include "opal/class/opal_free_list.h"
+#include "opal/mca/btl/btl.h"
+#include "ompi/mca/bml/bml.h"
+
+#include "pml_ob1x_hdr.h"
+#include "pml_ob1x_rdma_reg.h"
+
+BEGIN_C_DECLS
+
+/* One BTL of an RDMA message and the registration of our side of it. */
+typedef struct ob1x_rdma_btl {
+    mca_bml_base_btl_t *bml_btl;
+    ob1x_reg_t *reg;
+    mca_btl_base_registration_handle_t *handle; /* NULL: the BTL needs none */
+    size_t offset;                              /* its share of the message */
+    size_t length;
+} ob1x_rdma_btl_t;
+
+/* Numbers every BTL module in use, once the BML has opened them: its
+ * name to peers (ob1x_btl_id) and its MPI_T byte counter. */
+int ob1x_btls_setup(void);
+
+/* The same in every process of the job for the same BTL: a hash of the
+ * component's name and which module of that component it is. */
+uint32_t ob1x_btl_id(const mca_btl_base_module_t *btl);
+
+/* Payload bytes `btl` carried for a message of ours
+ * (pml_ob1x_bytes_<btl>). */
+void ob1x_btl_count(const mca_btl_base_module_t *btl, size_t bytes);
+/* The same for the BTL named `id` (a FIN reports the peer's get). */
+void ob1x_btl_count_id(uint32_t id, size_t bytes);
+
+/*
+ * The BTLs to the peer that can move a message by RDMA (`flags`:
+ * MCA_BTL_FLAGS_GET or _PUT), at most pml_ob1x_max_rdma_per_request;
+ * without pml_ob1x_use_all_rdma only those that also carry its send/recv
+ * traffic. Returns how many were written to out[] (bml_btl set only).
+ */
+int ob1x_rdma_btls(mca_bml_base_endpoint_t *ep, uint32_t flags, ob1x_rdma_btl_t *out);
+
+/* The first of them, or NULL: what the protocol selector looks at. */
+mca_bml_base_btl_t *ob1x_rdma_btl_first(mca_bml_base_endpoint_t *ep);
+
+/* Can b (of ep) do `flags` for ob1x's RDMA protocols? */
+bool ob1x_rdma_btl_can(mca_bml_base_endpoint_t *ep, mca_bml_base_btl_t *b, uint32_t flags);
+
+/* Do b's published figures favour its copy path for `size` bytes
+ * (common_ob1x_hints.h; false for a BTL that publishes none)? Counted. */
+bool ob1x_rdma_prefer_copy(mca_bml_base_btl_t *b, size_t size);
+
+/* This process's BTL to the peer named `id` by the other side, if it can
+ * do `flags`. */
+mca_bml_base_btl_t *ob1x_rdma_btl_by_id(mca_bml_base_endpoint_t *ep, uint32_t id,
+                                        uint32_t flags);
+
+/* Splits [offset, offset + length) over btls[0..n) in shares of their
+ * bandwidth (btl_bandwidth), each a multiple of `align` except the last. */
+void ob1x_rdma_shares(ob1x_rdma_btl_t *btls, int n, size_t offset, size_t length, size_t align);
+
+/* Registers each share's memory, [base + offset, + length); drops the
+ * BTLs that refuse and compacts the array. Returns how many remain. */
+int ob1x_rdma_register(ob1x_rdma_btl_t *btls, int n, unsigned char *base, uint32_t access);
+void ob1x_rdma_deregister(ob1x_rdma_btl_t *btls, int n);
+
+/* ------------------------------------------------------------ operations */
+
+typedef enum { OB1X_RDMA_GET, OB1X_RDMA_PUT } ob1x_rdma_kind_t;
+
+struct ob1x_rdma_op;
+/* Called once per operation: status OMPI_SUCCESS, or the error after
+ * pml_ob1x_rdma_retries_limit tries. The callee returns the op. */
+typedef void (*ob1x_rdma_done_fn_t)(struct ob1x_rdma_op *op, int status);
+
+typedef struct ob1x_rdma_op {
+    opal_free_list_item_t super;
+    ob1x_rdma_kind_t kind;
+    ob1x_rdma_done_fn_t done;
+    void *req;  /* the request it serves */
+    void *proc; /* the peer (struct ompi_proc_t *) */
+    mca_bml_base_btl_t *bml_btl;
+    unsigned char *local;
+    uint64_t remote;
+    mca_btl_base_registration_handle_t *local_handle;
+    ob1x_reg_t *own_reg; /* a registration made for this op alone, or NULL */
+    size_t offset;       /* in the packed message */
+    size_t length;
+    uint64_t peer_req; /* the other side's request */
+    uint16_t slot;     /* put: the receiver's piece */
+    int tries;
+    uint16_t remote_handle_size;
+    uint8_t remote_handle[OB1X_MAX_HANDLE] __opal_attribute_aligned__(8);
+} ob1x_rdma_op_t;
+
+OBJ_CLASS_DECLARATION(ob1x_rdma_op_t);
+
+ob1x_rdma_op_t *ob1x_rdma_op_alloc(void);
+void ob1x_rdma_op_return(ob1x_rdma_op_t *op);
+
+/* Issues the operation now, or queues it for progress when the BTL has no
+ * room; a failure is retried up to the limit, then op->done gets it. */
+void ob1x_rdma_op_start(ob1x_rdma_op_t *op);
+
+/* Retries queued operations (from ob1x_progress); returns how many went. */
+int ob1x_rdma_progress(void);
+
+/* Reports, once per process, that RDMA failed and send/recv took over. */
+void ob1x_rdma_fallback_notice(const ob1x_rdma_op_t *op, int status);
+
+END_C_DECLS
+
+#endif /* PML_OB1X_RDMA_H */

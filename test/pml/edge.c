@@ -492,7 +492,7 @@ static void test_anysrc_big(void)
         }
         T_MPI(MPI_Waitall(per, r, MPI_STATUSES_IGNORE));
         t_snap_take(&after);
-        t_expect_proto(&before, &after, T_P_SRPIPE, per, (long long) (per * len), 0,
+        t_expect_proto(&before, &after, T_P_RNDV, per, (long long) (per * len), 0,
                        "anysrc_big sends");
         for (int k = 0; k < per; k++)
             free(b[k]);

@@ -53,10 +53,16 @@ typedef struct {
 static int expected_protocols(const xfer *x, int *nsync)
 {
     int contig = T_DT_CONTIG == x->skind;
-    int rndv = T_MODE_BUF == x->mode ? T_P_BUFPIPE : T_P_SRPIPE;
+    /* above the eager size a contiguous send may go by RDMA (which one
+     * depends on the BTL: test/pml/rdma_*.c prove them) */
+    int rndv = T_MODE_BUF == x->mode ? T_P_BUFPIPE : contig ? T_P_RNDV : T_P_SRPIPE;
     *nsync = 0;
     if (T_MODE_SYNC == x->mode) {
         *nsync = 1;
+        if (x->bytes + T_MATCH_HDR > lim.eager_max)
+            return rndv;
+        if (x->bytes + T_MATCH_HDR > lim.eager_min)
+            return rndv | T_P_SRPIPE;
         return T_P_SRPIPE;
     }
     /* the eager cut-off: past every BTL's, then past the smallest one's */

@@ -215,6 +215,13 @@ int ob1x_send_start_buffered_pipeline(ob1x_send_request_t *req, mca_bml_base_btl
             return rc;
         }
     }
+    /* A congested receiver gets no data with the RNDV (as the send/recv
+     * pipeline does); the copy is made either way: MPI_Bsend completes
+     * locally, whatever the receiver. */
+    if (OPAL_UNLIKELY(req->oproc->congested)) {
+        ob1x_count_event(OB1X_EV_FLOW_CONTROL_RNDV);
+        return ob1x_send_rndv(req, bml_btl, 0, 0);
+    }
     return ob1x_send_rndv(req, bml_btl, ob1x_rndv_first_size(bml_btl->btl), 0);
 }
 

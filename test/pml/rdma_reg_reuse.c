@@ -7,10 +7,12 @@
  * differs, and rank 1 checks every byte. Rank 0's counters:
  *   --expect=cached   (mpi_leave_pinned on): 1 registration made, N-1 reused
  *   --expect=uncached (mpi_leave_pinned 0):  N made, none reused
+ *   --expect=none     (a BTL that needs no registration, vader with CMA):
+ *                     none made or reused, on either rank
  * and pml_ob1x_<proto>_messages moved by N. Rank 1 registers its receive
  * buffer or not, as the protocol needs: if it does, at most once when
  * cached and never reused when not.
- * Expects one RDMA BTL to the peer (--mca btl self,smcuda).
+ * Expects one RDMA BTL to the peer (--mca btl self,smcuda or self,vader).
  */
 #include "treg.h"
 
@@ -61,11 +63,19 @@ static void receiver(int n, unsigned char *buf)
     free(ref);
 }
 
-static void check(const t_reg_snap *d, int n, int cached, const char *proto)
+static void check(const t_reg_snap *d, int n, const char *expect, const char *proto)
 {
+    int cached = 0 == strcmp(expect, "cached");
+
     if (0 == t_rank) {
         T_CHECK(d->proto == (unsigned long long) n, "%llu of %d messages went by %s", d->proto, n,
                 proto);
+    }
+    if (0 == strcmp(expect, "none")) {
+        T_CHECK(0 == d->made && 0 == d->reused,
+                "a BTL without registration: %llu registrations made, %llu reused", d->made,
+                d->reused);
+    } else if (0 == t_rank) {
         if (cached) {
             T_CHECK(1 == d->made && d->reused == (unsigned long long) n - 1,
                     "leave pinned: %llu registrations made, %llu reused (expected 1 and %d)",
@@ -92,13 +102,12 @@ int main(int argc, char **argv)
     t_reg_counters c;
     t_reg_snap a, b, d;
     unsigned char *buf;
-    int cached;
 
     t_init(&argc, &argv, MPI_THREAD_SINGLE);
     T_CHECK(2 == t_size, "needs 2 processes");
-    T_CHECK(NULL != expect && (0 == strcmp(expect, "cached") || 0 == strcmp(expect, "uncached")),
-            "needs --expect=cached or --expect=uncached");
-    cached = 0 == strcmp(expect, "cached");
+    T_CHECK(NULL != expect && (0 == strcmp(expect, "cached") || 0 == strcmp(expect, "uncached") ||
+                               0 == strcmp(expect, "none")),
+            "needs --expect=cached, uncached or none");
     proto = proto ? proto : "rget";
     t_reg_open(&c, proto);
     buf = t_malloc(MSG_BYTES);
@@ -115,7 +124,7 @@ int main(int argc, char **argv)
     d.proto = b.proto - a.proto;
     t_log("rank %d: %llu %s messages, %llu registrations made, %llu reused", t_rank, d.proto,
           proto, d.made, d.reused);
-    check(&d, n, cached, proto);
+    check(&d, n, expect, proto);
     free(buf);
     t_reg_close(&c);
     return t_finalize();

@@ -104,11 +104,12 @@ bool ob1x_reg_leave_pinned(void)
     const int hooks = OPAL_MEMORY_FREE_SUPPORT | OPAL_MEMORY_MUNMAP_SUPPORT;
 
     /* -1 (auto) is resolved by the rcache base at the first cache created in
-     * the process: on when the memory hooks work. Never keep registrations
-     * without the hooks: a freed and reallocated buffer would be served a
-     * stale one. */
+     * the process: on when the memory hooks work. The base registers its
+     * release callback then, unless leave pinned was 0, which it stays (a
+     * read-only variable). Never keep registrations without the hooks: a
+     * freed and reallocated buffer would be served a stale one. */
     return (1 == opal_leave_pinned || opal_leave_pinned_pipeline) &&
-           mca_rcache_base_used_mem_hooks && hooks == (hooks & opal_mem_hooks_support_level());
+           hooks == (hooks & opal_mem_hooks_support_level());
 }
 
 /* grdma's callback: register [base, base + size) (whole pages) with the

@@ -88,8 +88,7 @@ static void check(const t_reg_snap *d, int n, const char *expect, const char *pr
     } else if (cached) {
         T_CHECK(d->made <= 1, "receiver, leave pinned: %llu registrations made", d->made);
     } else {
-        T_CHECK(0 == d->reused, "receiver, no leave pinned: %llu registrations reused",
-                d->reused);
+        T_CHECK(0 == d->reused, "receiver, no leave pinned: %llu registrations reused", d->reused);
     }
 }
 
@@ -122,8 +121,8 @@ int main(int argc, char **argv)
     d.made = b.made - a.made;
     d.reused = b.reused - a.reused;
     d.proto = b.proto - a.proto;
-    t_log("rank %d: %llu %s messages, %llu registrations made, %llu reused", t_rank, d.proto,
-          proto, d.made, d.reused);
+    t_log("rank %d: %llu %s messages, %llu registrations made, %llu reused", t_rank, d.proto, proto,
+          d.made, d.reused);
     check(&d, n, expect, proto);
     free(buf);
     t_reg_close(&c);

@@ -227,7 +227,8 @@ int ob1x_reg_init(void)
     }
     OBJ_CONSTRUCT(&ob1x_reg_state.lock, opal_mutex_t);
     ob1x_reg_state.inited = true;
-    OPAL_LIST_FOREACH (sm, &mca_btl_base_modules_initialized, mca_btl_base_selected_module_t) {
+    OPAL_LIST_FOREACH(sm, &mca_btl_base_modules_initialized, mca_btl_base_selected_module_t)
+    {
         if (NULL != sm->btl_module->btl_register_mem) {
             (void) reg_cache_get(sm->btl_module);
         }

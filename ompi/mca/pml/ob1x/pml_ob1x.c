@@ -162,6 +162,10 @@ int ob1x_add_procs(struct ompi_proc_t **procs, size_t nprocs)
     if (OMPI_SUCCESS == rc) {
         rc = ob1x_btls_setup();
     }
+    if (OMPI_SUCCESS == rc) {
+        /* before the first message: it settles mpi_leave_pinned's "auto" */
+        rc = ob1x_reg_init();
+    }
     return rc;
 }
 

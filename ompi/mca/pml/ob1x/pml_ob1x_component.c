@@ -317,6 +317,7 @@ static int component_finalize(void)
     mca_pml_ob1x_t *m = &mca_pml_ob1x;
 
     opal_progress_unregister(ob1x_progress);
+    ob1x_reg_fini(); /* before the BTLs are finalized */
     mca_pml_base_bsend_fini();
     ob1x_recv_frags_drop(&m->orphan_frags);
     OPAL_LIST_DESTRUCT(&m->pending_ctl);

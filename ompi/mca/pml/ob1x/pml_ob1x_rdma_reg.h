@@ -40,6 +40,15 @@ int ob1x_reg_acquire(mca_bml_base_btl_t *bml_btl, void *base, size_t size, uint3
                      ob1x_reg_t **reg, mca_btl_base_registration_handle_t **handle);
 void ob1x_reg_release(ob1x_reg_t *reg);
 
+/*
+ * Whether registrations are kept after their message now (per call):
+ * mpi_leave_pinned (or _pipeline) on and the memory hooks in place. Its
+ * value "auto" (-1) reads false until the first registration cache of the
+ * process resolves it (ob1x_reg_init makes the caches of the BTLs that
+ * register memory).
+ */
+bool ob1x_reg_leave_pinned(void);
+
 END_C_DECLS
 
 #endif /* PML_OB1X_RDMA_REG_H */

@@ -37,6 +37,12 @@ const char *const t_pv_names[T_PV_COUNT] = {
     "pml_ob1x_resource_retries",
     "pml_ob1x_late_requests",
     "pml_ob1x_orphan_messages",
+    "pml_ob1x_rget_messages",
+    "pml_ob1x_rget_bytes",
+    "pml_ob1x_rput_messages",
+    "pml_ob1x_rput_bytes",
+    "pml_ob1x_rdma_pipeline_messages",
+    "pml_ob1x_rdma_pipeline_bytes",
 };
 
 /* One opened performance variable. */
@@ -749,11 +755,11 @@ unsigned long long t_snap_delta(const t_snap *a, const t_snap *b, t_pv which)
 
 const char *t_proto_names(int mask, char *buf, size_t len)
 {
-    static const char *n[] = {"immediate", "prepared", "allocated", "sendrecv_pipeline",
-                              "buffered_pipeline"};
+    static const char *n[] = {"immediate",         "prepared", "allocated", "sendrecv_pipeline",
+                              "buffered_pipeline", "rget",     "rput",      "rdma_pipeline"};
     size_t off = 0;
     buf[0] = 0;
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 8; i++)
         if (mask & (1 << i))
             off += (size_t) snprintf(buf + off, len - off, "%s%s", off ? "|" : "", n[i]);
     return buf;
@@ -762,15 +768,16 @@ const char *t_proto_names(int mask, char *buf, size_t len)
 void t_expect_proto(const t_snap *before, const t_snap *after, int allowed, int nmsgs,
                     long long bytes, int nsync, const char *ctx)
 {
-    static const t_pv msg[5] = {T_PV_IMM_MSG, T_PV_PREP_MSG, T_PV_ALLOC_MSG, T_PV_SRPIPE_MSG,
-                                T_PV_BUFPIPE_MSG};
+    static const t_pv msg[8] = {T_PV_IMM_MSG,     T_PV_PREP_MSG,  T_PV_ALLOC_MSG,
+                                T_PV_SRPIPE_MSG,  T_PV_BUFPIPE_MSG, T_PV_RGET_MSG,
+                                T_PV_RPUT_MSG,    T_PV_RDMAPIPE_MSG};
     unsigned long long in_msgs = 0, in_bytes = 0, sync;
-    char want[128], moved[256];
+    char want[160], moved[640];
     size_t off = 0;
     if (!t_pvars)
         return;
     moved[0] = 0;
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 8; i++) {
         unsigned long long dm = t_snap_delta(before, after, msg[i]);
         unsigned long long db = t_snap_delta(before, after, (t_pv) (msg[i] + 1));
         if (dm || db)

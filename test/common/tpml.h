@@ -236,6 +236,12 @@ typedef enum {
     T_PV_RES_RETRIES,
     T_PV_LATE_REQ,
     T_PV_ORPHAN,
+    T_PV_RGET_MSG, /* the RDMA protocols (issue 19), message/bytes pairs like the above */
+    T_PV_RGET_BYTES,
+    T_PV_RPUT_MSG,
+    T_PV_RPUT_BYTES,
+    T_PV_RDMAPIPE_MSG,
+    T_PV_RDMAPIPE_BYTES,
     T_PV_COUNT
 } t_pv;
 
@@ -266,8 +272,12 @@ enum {
     T_P_ALLOC = 4,    /* eager allocated */
     T_P_SRPIPE = 8,   /* send/recv pipeline (rendezvous) */
     T_P_BUFPIPE = 16, /* buffered pipeline */
+    T_P_RGET = 32,    /* RDMA direct get */
+    T_P_RPUT = 64,    /* RDMA direct put */
+    T_P_RDMAPIPE = 128, /* RDMA pipeline */
     T_P_EAGER = T_P_IMM | T_P_PREP | T_P_ALLOC,
-    T_P_ANY = 31
+    T_P_RDMA = T_P_RGET | T_P_RPUT | T_P_RDMAPIPE,
+    T_P_ANY = 255
 };
 
 /* Asserts, between two snapshots taken on one process around its sends:

@@ -61,20 +61,15 @@
 /* counters (a session of our own: handles allocated once, at start)   */
 /* ------------------------------------------------------------------ */
 
-enum {
-    P_IMM,
-    P_PREP,
-    P_ALLOC,
-    P_SRPIPE,
-    P_BUFPIPE,
-    P_RGET,
-    P_RPUT,
-    P_RDMAPIPE,
-    P_COUNT
-};
-static const char *const proto_name[P_COUNT] = {
-    "eager_immediate",   "eager_prepared", "eager_allocated", "sendrecv_pipeline",
-    "buffered_pipeline", "rget",           "rput",            "rdma_pipeline"};
+enum { P_IMM, P_PREP, P_ALLOC, P_SRPIPE, P_BUFPIPE, P_RGET, P_RPUT, P_RDMAPIPE, P_COUNT };
+static const char *const proto_name[P_COUNT] = {"eager_immediate",
+                                                "eager_prepared",
+                                                "eager_allocated",
+                                                "sendrecv_pipeline",
+                                                "buffered_pipeline",
+                                                "rget",
+                                                "rput",
+                                                "rdma_pipeline"};
 #define P_EAGER ((1 << P_IMM) | (1 << P_PREP) | (1 << P_ALLOC))
 #define P_RDMA ((1 << P_RGET) | (1 << P_RPUT) | (1 << P_RDMAPIPE))
 
@@ -160,8 +155,7 @@ static void pv_init(void)
         if (!pv_open(PV_BTL(i), name)) {
             snprintf(name, sizeof(name), "pml_ob1x_%s_bytes", lim.names[i]);
             if (!pv_open(PV_BTL(i), name))
-                snprintf(pv_name[PV_BTL(i)], sizeof(pv_name[0]), "pml_ob1x_bytes_%s",
-                         lim.names[i]);
+                snprintf(pv_name[PV_BTL(i)], sizeof(pv_name[0]), "pml_ob1x_bytes_%s", lim.names[i]);
         }
     }
 }
@@ -255,15 +249,17 @@ static void expect_sender(const snap_t *a, const snap_t *b, int allowed, size_t 
             m += delta(a, b, PV_MSG(p));
             by += delta(a, b, PV_BYTES(p));
         } else {
-            T_CHECK(0 == delta(a, b, PV_MSG(p)), "%s: sender chose %s, expected %s [moved:%s]",
-                    ctx, proto_name[p], mask_names(allowed), moved(a, b));
+            T_CHECK(0 == delta(a, b, PV_MSG(p)), "%s: sender chose %s, expected %s [moved:%s]", ctx,
+                    proto_name[p], mask_names(allowed), moved(a, b));
         }
     }
-    T_CHECK(1 == m && size == by, "%s: %s moved by %llu messages / %llu bytes, expected 1 / %zu "
-            "[moved:%s]", ctx, mask_names(allowed), m, by, size, moved(a, b));
+    T_CHECK(1 == m && size == by,
+            "%s: %s moved by %llu messages / %llu bytes, expected 1 / %zu "
+            "[moved:%s]",
+            ctx, mask_names(allowed), m, by, size, moved(a, b));
     T_CHECK((unsigned long long) sync == delta(a, b, PV_EV(E_SYNC)),
-            "%s: synchronous_messages moved by %llu, expected %d", ctx,
-            delta(a, b, PV_EV(E_SYNC)), sync);
+            "%s: synchronous_messages moved by %llu, expected %d", ctx, delta(a, b, PV_EV(E_SYNC)),
+            sync);
 }
 
 /* The receiver's refusals around one message. faults: failures are being
@@ -299,10 +295,10 @@ typedef struct {
     t_mode mode;
     t_dt_kind skind, rkind;
     size_t size;
-    size_t cap;     /* receive capacity (< size: truncation) */
-    int late_post;  /* the receiver probes first: the message arrives unexpected */
-    int how;        /* receive: 0 MPI_Recv, 1 Irecv + MPI_Wait */
-    int faults;     /* injected RDMA failures */
+    size_t cap;    /* receive capacity (< size: truncation) */
+    int late_post; /* the receiver probes first: the message arrives unexpected */
+    int how;       /* receive: 0 MPI_Recv, 1 Irecv + MPI_Wait */
+    int faults;    /* injected RDMA failures */
     int tag;
 } msg_t;
 
@@ -378,8 +374,10 @@ static void recv_side(const msg_t *m, const char *ctx, snap_t *a, snap_t *b)
     }
     snap(b);
     if (m->cap < m->size) {
-        T_CHECK(MPI_ERR_TRUNCATE == t_err_class(rc), "%s: receive returned %s, expected "
-                "MPI_ERR_TRUNCATE", ctx, t_err_string(rc));
+        T_CHECK(MPI_ERR_TRUNCATE == t_err_class(rc),
+                "%s: receive returned %s, expected "
+                "MPI_ERR_TRUNCATE",
+                ctx, t_err_string(rc));
         T_MPI(MPI_Get_count(&st, MPI_BYTE, &count));
         T_CHECK(count >= 0 && (size_t) count <= m->size, "%s: MPI_Get_count %d", ctx, count);
     } else {
@@ -476,8 +474,14 @@ static void case_protocols(int faults)
         for (int mode = 0; mode < T_MODE_COUNT; mode++)
             for (int sk = 0; sk < 2; sk++)
                 for (int rk = 0; rk < 2; rk++) {
-                    msg_t m = {(t_mode) mode, sk ? T_DT_VECTOR : T_DT_CONTIG,
-                               rk ? T_DT_VECTOR : T_DT_CONTIG, sizes[i], sizes[i], 0, 0, faults,
+                    msg_t m = {(t_mode) mode,
+                               sk ? T_DT_VECTOR : T_DT_CONTIG,
+                               rk ? T_DT_VECTOR : T_DT_CONTIG,
+                               sizes[i],
+                               sizes[i],
+                               0,
+                               0,
+                               faults,
                                0};
                     /* the largest sizes once per mode, contiguous send */
                     if (sizes[i] > 16 * MiB && (sk || (rk && mode)))
@@ -495,8 +499,15 @@ static void case_protocols(int faults)
 static void case_noncontig(void)
 {
     for (int i = 0; i < 4; i++) {
-        msg_t m = {i & 1 ? T_MODE_SYNC : T_MODE_STD, T_DT_CONTIG, T_DT_VECTOR, 16 * MiB,
-                   16 * MiB, i >> 1, i & 1, 0, 200 + i};
+        msg_t m = {i & 1 ? T_MODE_SYNC : T_MODE_STD,
+                   T_DT_CONTIG,
+                   T_DT_VECTOR,
+                   16 * MiB,
+                   16 * MiB,
+                   i >> 1,
+                   i & 1,
+                   0,
+                   200 + i};
         T_CHECK(!(expected(m.mode, m.skind, m.size) & (1 << P_SRPIPE)),
                 "case noncontig needs an RDMA protocol for 16 MiB (big=)");
         one_msg(&m, NULL, NULL);
@@ -527,8 +538,15 @@ static void case_truncate(void)
     int n = sizes_of(sizes, 40), tag = 3000;
     for (int i = 0; i < n; i++)
         for (int v = 0; v < 4; v++) {
-            msg_t m = {v & 2 ? T_MODE_SYNC : T_MODE_STD, T_DT_CONTIG,
-                       v == 3 ? T_DT_VECTOR : T_DT_CONTIG, sizes[i], 0, 0, v & 1, 0, tag++};
+            msg_t m = {v & 2 ? T_MODE_SYNC : T_MODE_STD,
+                       T_DT_CONTIG,
+                       v == 3 ? T_DT_VECTOR : T_DT_CONTIG,
+                       sizes[i],
+                       0,
+                       0,
+                       v & 1,
+                       0,
+                       tag++};
             /* cut in the middle and one byte short */
             m.cap = v & 1 ? sizes[i] - 1 : sizes[i] / 2 + 7;
             /* stock ob1 of Open MPI 4.1.4 writes truncated rendezvous
@@ -565,8 +583,15 @@ static void case_stripe(const char *spec)
             T_CHECK(have[PV_BTL(idx[k])], "stripe: no counter %s", pv_name[PV_BTL(idx[k])]);
     for (int sk = 0; sk < 2; sk++)
         for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]) && sizes[i] <= max_size; i++) {
-            msg_t m = {T_MODE_STD, sk ? T_DT_VECTOR : T_DT_CONTIG, T_DT_CONTIG, sizes[i],
-                       sizes[i], (int) i & 1, 0, 0, 4000 + (int) (10 * sk + i)};
+            msg_t m = {T_MODE_STD,
+                       sk ? T_DT_VECTOR : T_DT_CONTIG,
+                       T_DT_CONTIG,
+                       sizes[i],
+                       sizes[i],
+                       (int) i & 1,
+                       0,
+                       0,
+                       4000 + (int) (10 * sk + i)};
             snap_t a, b;
             unsigned long long by[2];
             double share, want = w[0] / (w[0] + w[1]);
@@ -578,11 +603,11 @@ static void case_stripe(const char *spec)
             share = (double) by[0] / (double) (by[0] + by[1]);
             if (0 == t_rank)
                 t_log("stripe %s %zu bytes: %s %llu, %s %llu (share of %s %.3f, weight %.3f)",
-                      t_dt_name(m.skind), m.size, names[0], by[0], names[1], by[1], names[0],
-                      share, want);
+                      t_dt_name(m.skind), m.size, names[0], by[0], names[1], by[1], names[0], share,
+                      want);
             T_CHECK(by[0] + by[1] >= m.size && by[0] + by[1] <= m.size + 64 * 1024,
-                    "stripe %s %zu: %llu bytes counted on the two BTLs", t_dt_name(m.skind),
-                    m.size, by[0] + by[1]);
+                    "stripe %s %zu: %llu bytes counted on the two BTLs", t_dt_name(m.skind), m.size,
+                    by[0] + by[1]);
             T_CHECK(share >= 0.9 * want && share <= 1.1 * want && (1 - share) >= 0.9 * (1 - want) &&
                         (1 - share) <= 1.1 * (1 - want),
                     "stripe %s %zu: %s carried %.3f of the bytes, weight says %.3f (+-10%%)",

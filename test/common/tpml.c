@@ -768,11 +768,11 @@ const char *t_proto_names(int mask, char *buf, size_t len)
 void t_expect_proto(const t_snap *before, const t_snap *after, int allowed, int nmsgs,
                     long long bytes, int nsync, const char *ctx)
 {
-    static const t_pv msg[8] = {T_PV_IMM_MSG,     T_PV_PREP_MSG, T_PV_ALLOC_MSG,
+    static const t_pv msg[8] = {T_PV_IMM_MSG,     T_PV_PREP_MSG,  T_PV_ALLOC_MSG,
                                 T_PV_SRPIPE_MSG,  T_PV_BUFPIPE_MSG, T_PV_RGET_MSG,
                                 T_PV_RPUT_MSG,    T_PV_RDMAPIPE_MSG};
     unsigned long long in_msgs = 0, in_bytes = 0, sync;
-    char want[128], moved[256];
+    char want[160], moved[640];
     size_t off = 0;
     if (!t_pvars)
         return;

@@ -440,8 +440,11 @@ static int one_msg(const msg_t *m, snap_t *sa, snap_t *sb)
         snap(&a);
         b = a;
     }
-    /* one BTL: it carried the whole payload */
-    if (counters && 1 == lim.nbtl && have[PV_BTL(0)]) {
+    /* one BTL: it carried the whole payload of a rendezvous (eager
+     * messages are not counted per BTL, to keep their path short; a
+     * buffered send is complete before its data has left) */
+    if (counters && 1 == lim.nbtl && have[PV_BTL(0)] && !(allowed & P_EAGER) &&
+        T_MODE_BUF != m->mode) {
         unsigned long long by[4];
         btl_bytes(&a, &b, m->size, by);
         if (0 == t_rank && m->cap >= m->size)

@@ -295,7 +295,8 @@ static inline void ob1x_proto_in_rdma(ob1x_proto_in_t *in, ob1x_send_request_t *
     }
     in->get = ob1x_rdma_btl_can(req->endpoint, r, MCA_BTL_FLAGS_GET);
     in->put = ob1x_rdma_btl_can(req->endpoint, r, MCA_BTL_FLAGS_PUT);
-    in->leave_pinned = ob1x_reg_leave_pinned();
+    /* set by the user, or "auto" turned on by the registration cache */
+    in->leave_pinned = 1 == opal_leave_pinned || ob1x_reg_leave_pinned();
     in->min_rdma_pipeline = r->btl->btl_min_rdma_pipeline_size;
     in->prefer_copy = ob1x_rdma_prefer_copy(r, in->size);
 }

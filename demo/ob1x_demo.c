@@ -20,8 +20,8 @@
 
 /* Sender-side counters of pml/ob1x, one per protocol (docs/mca-params.md). */
 static const char *const protocols[] = {
-    "eager_immediate",   "eager_prepared",    "eager_allocated",
-    "sendrecv_pipeline", "buffered_pipeline",
+    "eager_immediate",   "eager_prepared",    "eager_allocated", "sendrecv_pipeline",
+    "buffered_pipeline", "rget",              "rput",            "rdma_pipeline",
 };
 #define NUM_PROTOCOLS (sizeof(protocols) / sizeof(protocols[0]))
 

@@ -146,8 +146,11 @@ static void alltoalls(void)
         }
         if (t_pvars && bl >= (1u << 20)) {
             unsigned long long moved = 0;
-            for (int i = T_PV_IMM_MSG; i <= T_PV_BUFPIPE_MSG; i += 2)
-                moved += t_snap_delta(&a, &b, (t_pv) i);
+            static const t_pv msgs[] = {T_PV_IMM_MSG,     T_PV_PREP_MSG, T_PV_ALLOC_MSG,
+                                        T_PV_SRPIPE_MSG,  T_PV_BUFPIPE_MSG, T_PV_RGET_MSG,
+                                        T_PV_RPUT_MSG,    T_PV_RDMAPIPE_MSG};
+            for (size_t i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++)
+                moved += t_snap_delta(&a, &b, msgs[i]);
             T_CHECK(moved >= (unsigned long long) (t_size - 1),
                     "Alltoall of 1 MiB blocks moved the message counters by %llu only", moved);
         }

@@ -90,7 +90,8 @@ static void check_rndv(void)
     CHECK(32 == ob1x_hdr_size(OB1X_HDR_RNDV), "rndv: 32 bytes");
 }
 
-/* ACK, FRAG, CANCEL, FLOW: their 64-bit fields at 8 and 16; 24 bytes. */
+/* ACK (40 bytes: range at 24 and 32), FRAG, CANCEL, FLOW (24 bytes): their
+ * 64-bit fields at 8 and 16; RGET, PUT, FIN of the RDMA protocols. */
 static void check_others(void)
 {
     ob1x_hdr_t h;
@@ -100,7 +101,45 @@ static void check_others(void)
     ob1x_hdr_common_init(&h.common, OB1X_HDR_ACK, 0);
     h.ack.src_req = 11;
     h.ack.dst_req = 22;
-    CHECK(11 == get64(b + 8) && 22 == get64(b + 16), "ack: src_req at 8, dst_req at 16");
+    h.ack.offset = 23;
+    h.ack.length = 24;
+    CHECK(11 == get64(b + 8) && 22 == get64(b + 16) && 23 == get64(b + 24) &&
+              24 == get64(b + 32),
+          "ack: src_req at 8, dst_req at 16, offset at 24, length at 32");
+    memset(&h, 0, sizeof(h));
+    ob1x_hdr_common_init(&h.common, OB1X_HDR_RGET, 0);
+    h.rget.rndv.msg_length = 1;
+    h.rget.rndv.src_req = 2;
+    h.rget.src_addr = 3;
+    h.rget.nbtls = 4;
+    CHECK(1 == get64(b + 16) && 2 == get64(b + 24) && 3 == get64(b + 32) && 4 == get32(b + 40),
+          "rget: msg_length 16, src_req 24, src_addr 32, nbtls 40");
+    memset(&h, 0, sizeof(h));
+    ob1x_hdr_common_init(&h.common, OB1X_HDR_PUT, 0);
+    h.put.handle_size = 5;
+    h.put.btl_id = 6;
+    h.put.src_req = 7;
+    h.put.dst_req = 8;
+    h.put.piece = 9;
+    h.put.offset = 10;
+    h.put.length = 11;
+    h.put.dst_addr = 12;
+    CHECK(5 == get16(b + 2) && 6 == get32(b + 4) && 7 == get64(b + 8) && 8 == get64(b + 16) &&
+              9 == get64(b + 24) && 10 == get64(b + 32) && 11 == get64(b + 40) &&
+              12 == get64(b + 48),
+          "put: handle_size 2, btl_id 4, src_req 8, dst_req 16, piece 24, offset 32, length 40, "
+          "dst_addr 48, handle 56");
+    memset(&h, 0, sizeof(h));
+    ob1x_hdr_common_init(&h.common, OB1X_HDR_FIN, OB1X_HDR_FLAG_FIN_PUT);
+    h.fin.slot = 13;
+    h.fin.failed = 1;
+    h.fin.req = 14;
+    h.fin.offset = 15;
+    h.fin.length = 16;
+    h.fin.btl_id = 17;
+    CHECK(13 == get16(b + 2) && 1 == get32(b + 4) && 14 == get64(b + 8) && 15 == get64(b + 16) &&
+              16 == get64(b + 24) && 17 == get32(b + 32),
+          "fin: slot 2, failed 4, req 8, offset 16, length 24, btl_id 32");
     memset(&h, 0, sizeof(h));
     ob1x_hdr_common_init(&h.common, OB1X_HDR_FRAG, 0);
     h.frag.offset = 1ull << 40;
@@ -125,7 +164,10 @@ static void check_others(void)
     CHECK(1 == get32(b + 4) && 55 == get64(b + 8) && 66 == get32(b + 16) && 77 == get32(b + 20),
           "flow: congested 4, generation 8, jobid 16, vpid 20");
     for (uint8_t t = OB1X_HDR_ACK; t < OB1X_HDR_TYPE_MAX; ++t) {
-        size_t want = OB1X_HDR_RGET == t || OB1X_HDR_PUT == t || OB1X_HDR_FIN == t ? 0 : 24;
+        size_t want = OB1X_HDR_ACK == t || OB1X_HDR_FIN == t ? 40
+                      : OB1X_HDR_RGET == t                 ? 48
+                      : OB1X_HDR_PUT == t                  ? 56
+                                                           : 24;
         CHECK(ob1x_hdr_size(t) == want, "type %d: %zu bytes, expected %zu", t, ob1x_hdr_size(t),
               want);
     }

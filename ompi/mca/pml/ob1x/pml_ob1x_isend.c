@@ -222,8 +222,8 @@ send_requestless(const send_args_t *a, ompi_request_t **request, send_choice_t *
     choice->bml_btl = mca_bml_base_btl_array_get_next(&peer->endpoint->btl_eager);
     ob1x_proto_in_init(&in, choice->bml_btl->btl, size, a->mode, peer->oproc);
     if (size > in.eager_max) {
-        /* a rendezvous: the request path chooses it (it needs the convertor) */
-        choice->bml_btl = NULL;
+        /* a rendezvous on this BTL: the request path chooses which (the
+         * RDMA inputs need its convertor) */
         choice->proto = OB1X_PROTO_COUNT;
         return OMPI_ERR_NOT_AVAILABLE;
     }

@@ -310,11 +310,10 @@ static inline int ob1x_send_request_start_as(ob1x_send_request_t *req, mca_bml_b
     return ob1x_protocols[proto].start(req, bml_btl);
 }
 
-/* Choose the protocol of the request's message on the next BTL of its
- * peer, and start it. A refused immediate send goes on with the next row. */
-static inline int ob1x_send_request_start(ob1x_send_request_t *req)
+/* Choose the protocol of the request's message on bml_btl and start it.
+ * A refused immediate send goes on with the next row. */
+static inline int ob1x_send_request_start_on(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
 {
-    mca_bml_base_btl_t *bml_btl = mca_bml_base_btl_array_get_next(&req->endpoint->btl_eager);
     ob1x_proto_in_t in;
     ob1x_protocol_t proto;
 
@@ -333,9 +332,17 @@ static inline int ob1x_send_request_start(ob1x_send_request_t *req)
     return ob1x_send_request_start_as(req, bml_btl, proto);
 }
 
-/* Start (as chosen, or choose now when bml_btl is NULL), or queue for
- * progress to start when the BTL is out of resources or earlier sends to
- * the peer wait there. */
+/* The same on the next BTL of the peer. */
+static inline int ob1x_send_request_start(ob1x_send_request_t *req)
+{
+    return ob1x_send_request_start_on(
+        req, mca_bml_base_btl_array_get_next(&req->endpoint->btl_eager));
+}
+
+/* Start (as chosen; chosen now on bml_btl when proto is OB1X_PROTO_COUNT,
+ * on the next BTL when bml_btl is NULL too), or queue for progress to
+ * start when the BTL is out of resources or earlier sends to the peer wait
+ * there. */
 static inline int ob1x_send_request_start_or_queue(ob1x_send_request_t *req,
                                                    mca_bml_base_btl_t *bml_btl,
                                                    ob1x_protocol_t proto)
@@ -344,8 +351,9 @@ static inline int ob1x_send_request_start_or_queue(ob1x_send_request_t *req,
 
     /* Earlier sends to the peer that wait for BTL room go first. */
     if (OPAL_LIKELY(0 == req->oproc->starts_queued)) {
-        rc = NULL == bml_btl ? ob1x_send_request_start(req)
-                             : ob1x_send_request_start_as(req, bml_btl, proto);
+        rc = NULL == bml_btl                ? ob1x_send_request_start(req)
+             : OB1X_PROTO_COUNT == proto ? ob1x_send_request_start_on(req, bml_btl)
+                                         : ob1x_send_request_start_as(req, bml_btl, proto);
     }
     if (OPAL_UNLIKELY(OMPI_ERR_OUT_OF_RESOURCE == rc)) {
         ob1x_send_request_queue(req, OB1X_SEND_START_PENDING);

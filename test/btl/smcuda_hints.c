@@ -143,8 +143,8 @@ int main(int argc, char **argv)
     peer = 1 - bu_rank;
 
     dl_iterate_phdr(count_common, &copies);
-    BU_CHECK(1 == copies, "%d copies of %s mapped (one shared by the components expected)",
-             copies, COMMON_LIB);
+    BU_CHECK(1 == copies, "%d copies of %s mapped (one shared by the components expected)", copies,
+             COMMON_LIB);
     lib = dlopen(COMMON_LIB ".0", RTLD_LAZY | RTLD_NOLOAD);
     BU_CHECK(NULL != lib, "%s is not loaded: %s", COMMON_LIB, dlerror());
     *(void **) &find = dlsym(lib, "ob1x_btl_hints_find");
@@ -201,7 +201,8 @@ int main(int argc, char **argv)
         if (NULL != bu_arg(argc, argv, "gets")) {
             BU_CHECK(gets >= sent, "only %llu of %llu messages moved by gets", gets, sent);
         }
-        BU_CHECK(fn(btl, ep, size, &h) && h.two_way, "the receiver of a stream did not read two_way");
+        BU_CHECK(fn(btl, ep, size, &h) && h.two_way,
+                 "the receiver of a stream did not read two_way");
         BU_CHECK(fn(btl, ep, size, &h) && !h.two_way, "two_way was not consumed by its read");
     }
     dlclose(lib);

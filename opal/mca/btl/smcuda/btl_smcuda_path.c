@@ -235,8 +235,7 @@ static bool smcuda_hints(struct mca_btl_base_module_t *btl, struct mca_btl_base_
     mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
     const mca_btl_smcuda_component_t *c = &mca_btl_smcuda_component;
 
-    if (NULL == m->copy || NULL == ep || MCA_BTL_ENDPOINT_ANY == ep || ep->self ||
-        !ep->copy_ok) {
+    if (NULL == m->copy || NULL == ep || MCA_BTL_ENDPOINT_ANY == ep || ep->self || !ep->copy_ok) {
         return false; /* no single copy to this peer: nothing to weigh */
     }
     memset(out, 0, sizeof(*out));

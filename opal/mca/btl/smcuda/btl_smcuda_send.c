@@ -143,8 +143,8 @@ int mca_btl_smcuda_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_e
     mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
     mca_btl_smcuda_frag_t *frag = (mca_btl_smcuda_frag_t *) des;
     uint32_t flags = des->des_flags;
-    bool need_cb = (flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK) ||
-                   !(flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
+    bool need_cb =
+        (flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK) || !(flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
 
     if (SMCUDA_UNLIKELY(ep->self)) {
         return mca_btl_smcuda_self_send(m, frag, tag);

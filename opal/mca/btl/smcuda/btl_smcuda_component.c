@@ -374,7 +374,7 @@ static int smcuda_open(void)
 
 static int smcuda_close(void)
 {
-    /* MPI_Init that failed after our init (the PML refused to start, say)
+    /* MPI_Init that failed after our init (an upper layer refused to start, say)
      * may close the framework without finalizing the module: the segment,
      * and a name it may still have, go now */
     (void) mca_btl_smcuda_finalize(&mca_btl_smcuda.super);

@@ -12,10 +12,6 @@
  *   expect=put   fbox, fifo, sendi and put counters > 0 (run with btl_smcuda_flags send,put)
  *   expect=copy  fbox, fifo, sendi > 0 and put == get == 0 (single_copy_mechanism none)
  *   expect=any   fbox, fifo, sendi > 0; single copy at the PML's discretion
- *   far=yes      messages (pipeline fragments under ob1x) below cma_min_size
- *                went by single copy because the receiver was found far
- *                (btl_smcuda_far_handoff_ns 0)
- *   far=no       none did (btl_smcuda_far_handoff_ns very large)
  *   max=BYTES    largest size (default 64 MiB)
  */
 #include "btl_util.h"
@@ -130,15 +126,12 @@ int main(int argc, char **argv)
 {
     const char *expect = bu_arg(argc, argv, "expect");
     const char *maxarg = bu_arg(argc, argv, "max");
-    const char *farg = bu_arg(argc, argv, "far");
     size_t max = maxarg ? strtoull(maxarg, NULL, 0) : (64u << 20);
     unsigned char *sbuf, *rbuf;
     bu_counters_t c;
-    unsigned long long far = 0, mine;
     int peer, first;
 
     bu_init(&argc, &argv);
-    (void) bu_named_counter("btl_smcuda_far_single_messages");
     if (NULL == expect)
         expect = "get";
     BU_CHECK(bu_size % 2 == 0, "needs an even number of ranks");
@@ -159,17 +152,11 @@ int main(int argc, char **argv)
 
     bu_counters_total(&c);
     bu_counters_print(PROG, &c);
-    mine = bu_named_counter("btl_smcuda_far_single_messages");
-    MPI_Reduce(&mine, &far, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (0 == bu_rank) {
         BU_CHECK(c.found, "btl_smcuda_* performance variables not found (is btl/smcuda in use?)");
         BU_CHECK(c.messages[BU_FBOX] > 0, "no traffic through fast boxes");
         BU_CHECK(c.messages[BU_FIFO] > 0, "no traffic through the FIFO");
         BU_CHECK(c.messages[BU_SENDI] > 0, "no immediate sends");
-        if (NULL != farg && 0 == strcmp(farg, "yes"))
-            BU_CHECK(far > 0, "nothing below cma_min_size went by single copy to a far peer");
-        if (NULL != farg && 0 == strcmp(farg, "no"))
-            BU_CHECK(0 == far, "%llu messages below cma_min_size went by single copy", far);
         if (0 == strcmp(expect, "get")) {
             BU_CHECK(c.messages[BU_GET] > 0, "no single-copy get");
         } else if (0 == strcmp(expect, "put")) {

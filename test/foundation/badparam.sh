@@ -31,11 +31,11 @@ btl)
     select=(--mca pml ob1 --mca btl self,smcuda)
     prefix=btl_smcuda_
     legal="eager_limit=0 max_send_size=0 fifo_size=0 fbox_count=0 cma_min_size=0
-        pull_fragments=0 pull_fragments=2"
+        single_copy_busy_limit=0"
     bad="eager_limit=-1 eager_limit=100000000 max_send_size=-1 max_send_size=1000000000
         rndv_eager_limit=-1 cma_min_size=-1 single_copy_busy_limit=-1
         single_copy_split_min=-1 free_list_num=-1 free_list_inc=-1 free_list_max=-1
-        max_frags=-1 pull_fragments=-1 pull_fragments=3"
+        max_frags=-1"
     ;;
 *) fail "usage: badparam.sh pml|btl" ;;
 esac

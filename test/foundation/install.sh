@@ -124,6 +124,17 @@ round_trip() {
             fail "Open MPI opens $fw/$name from '$where', not from $compdir"
         echo "installed and active: $fw/$name $OB1X_VERSION ($where.so)"
     done
+    # the library the components share: installed in the lib directory and
+    # found there by the installed components (their run path's $ORIGIN/..
+    # comes before the build tree's copy)
+    local common=libmca_common_ob1x.so.0 dso found
+    [ -f "$prefix/lib/$common" ] || fail "$common not installed in $prefix/lib"
+    for dso in "$compdir"/mca_*.so; do
+        found=$(ldd "$dso" | sed -n "s/^[[:space:]]*$common => \([^ ]*\) .*/\1/p")
+        [ "$(readlink -f "$found")" = "$(readlink -f "$prefix/lib/$common")" ] ||
+            fail "${dso##*/} finds $common at '$found', not in $prefix/lib"
+    done
+    echo "shared library: $common in $prefix/lib, found there by every component"
 
     echo "== make install again (must change nothing)"
     make -C "$builddir" install prefix="$prefix" exec_prefix="$prefix" \

@@ -77,13 +77,7 @@ enum {
     SMCUDA_PV_ATOMIC_OPS,
     /* single-copy bytes moved through a bounce buffer (kernel copy at a slow distance) */
     SMCUDA_PV_CMA_BOUNCED_BYTES,
-    SMCUDA_PV_STREAM_SINGLE,
-    SMCUDA_PV_STREAM_COPY,
-    SMCUDA_PV_PULL_MESSAGES,
-    SMCUDA_PV_PULL_BYTES,
     SMCUDA_PV_GUEST_PEERS, /* local peers of other jobs attached (either side) */
-    SMCUDA_PV_FAR_SINGLE,  /* messages (ob1x: fragments) below cma_min_size by single copy, far peer
-                            */
     SMCUDA_PV_COUNT
 };
 
@@ -113,7 +107,7 @@ typedef struct mca_btl_smcuda_copy_ops_t {
 extern const mca_btl_smcuda_copy_ops_t mca_btl_smcuda_cma_ops;
 
 /* ------------------------------------------------------------------ */
-/* registration handle (what the PML ships to the peer)                */
+/* registration handle (what the upper layer ships to the peer)      */
 /* ------------------------------------------------------------------ */
 
 struct mca_btl_base_registration_handle_t {
@@ -151,7 +145,7 @@ struct mca_btl_base_endpoint_t {
     uint64_t out_tail; /* last tail read from out_ctl */
     uint16_t send_seq; /* next sequence number to this peer */
     uint32_t ho_tick;  /* pipeline fragments pushed to this peer (hand-off sampling) */
-    uint32_t far_left; /* choices left before `far` is read again from the peer's figure */
+    uint32_t far_left; /* hint reads left before `far` is read again from the peer's figure */
     bool far;          /* the peer is far away (btl_smcuda_path.c) */
 
     /* incoming ring: lives in our segment, the peer is its only writer */
@@ -222,18 +216,15 @@ typedef struct mca_btl_smcuda_module_t {
     size_t inflight;         /* fragments waiting for a receiver, all peers */
     int32_t amo_live;        /* our atomic operations not yet applied by their target */
     opal_list_t amo_backlog; /* atomic replies waiting for room toward their origin */
-    size_t remote_regs;      /* live registrations for remote reading (single-copy sends) */
     /* released registration handles kept for reuse (btl_smcuda_module.c):
      * a rendezvous by single copy registers on both sides, and malloc with
      * free cost about 60 instructions a pair */
     mca_btl_base_registration_handle_t *reg_cache[SMCUDA_REG_CACHE];
     int reg_cached;
-    uint32_t rx_bulk;  /* bulk transfers received since the last path choice */
+    uint32_t rx_bulk;  /* bulk transfers received since the last read of our hints */
     uint64_t run_last; /* a run of pipeline fragments received (btl_smcuda_path.c) */
     uint32_t run_frags;
     uint32_t run_ps[SMCUDA_RUN_FRAGS]; /* time per byte of each interval of the run */
-    unsigned char *pull_buf;           /* pulled fragments are assembled here (max_send_size) */
-    size_t pull_cap;
     uint32_t runs_seen;
     uint32_t ho_min;         /* least hand-off time of the samples so far (btl_smcuda_path.c) */
     uint32_t ho_n;           /* samples so far */
@@ -277,14 +268,13 @@ typedef struct mca_btl_smcuda_component_t {
     int max_frags;                                   /* fragments of max_send_size */
     size_t max_pool_size;                            /* bytes of the shared fragment pool at most */
     int single_copy_mechanism;
-    size_t cma_min_size;         /* smaller RDMA-able messages use the copy path */
+    size_t cma_min_size;         /* hint: below, single copy's fixed costs exceed its savings */
     size_t split_min_size;       /* gets this large are shared by both processes */
-    bool path_adapt;             /* one-way streams take the path measured faster */
+    bool path_adapt;             /* hint: one-way streams may compare the measured figures */
     bool fetching_atomics;       /* btl_atomic_fop is carried out (btl_smcuda_atomic.c) */
-    int pull_fragments;          /* 0 never, 1 when measured cheaper (auto), 2 always */
-    size_t busy_limit;           /* below: copy path while another single-copy send is live */
+    size_t busy_limit;           /* hint: from this size single copy always wins */
     unsigned int max_guests;     /* peers of other jobs that may attach to us */
-    unsigned int far_handoff_ns; /* a peer this far away gets single copy from the eager limit */
+    unsigned int far_handoff_ns; /* hint: a receiver whose hand-off takes this long is far */
     char *backing_directory;
     bool named_segment; /* segments get a file name (else nameless, shared through /proc) */
     int verbose;
@@ -448,16 +438,14 @@ int mca_btl_smcuda_complete_done(mca_btl_smcuda_module_t *m);
 bool mca_btl_smcuda_ring_send_ctl(mca_btl_base_endpoint_t *ep, mca_btl_base_tag_t tag,
                                   const void *data, uint32_t len);
 
-/* copy path or single copy for a send, and the measurements behind the
- * choice (btl_smcuda_path.c) */
-bool mca_btl_smcuda_path_single(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
-                                size_t size);
+/* what the module measures of its copy path and single copy, published
+ * per peer as hints for the upper layer (btl_smcuda_path.c) */
+int mca_btl_smcuda_hints_register(mca_btl_smcuda_module_t *m);
+void mca_btl_smcuda_hints_deregister(mca_btl_smcuda_module_t *m);
 uint64_t mca_btl_smcuda_now_ns(void);
 void mca_btl_smcuda_path_get(mca_btl_smcuda_module_t *m, size_t bytes, uint64_t t0);
 uint64_t mca_btl_smcuda_path_fragment(mca_btl_smcuda_module_t *m, size_t bytes);
 void mca_btl_smcuda_path_handoff(mca_btl_smcuda_module_t *m, uint32_t stamp, uint64_t now);
-bool mca_btl_smcuda_path_pull(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
-                              size_t bytes);
 
 /* receive side and progress (btl_smcuda_recv.c) */
 int mca_btl_smcuda_progress(void);

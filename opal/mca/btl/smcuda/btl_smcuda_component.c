@@ -92,26 +92,9 @@ static const ob1x_pvar_t pvars[] = {
         "Bytes of single-copy transfers (CMA) moved through a bounce buffer because the kernel's "
         "copy would have run at its slow distance (destination 1..15 bytes past the source modulo "
         "4096)"),
-    COUNTER(
-        STREAM_SINGLE, "stream_single_messages",
-        "Messages of one-way streams below btl_smcuda_single_copy_busy_limit sent by single copy "
-        "(the receiver measured it cheaper: btl_smcuda_single_copy_adapt)"),
-    COUNTER(
-        STREAM_COPY, "stream_copy_messages",
-        "Messages of one-way streams below btl_smcuda_single_copy_busy_limit sent through the copy "
-        "path"),
-    COUNTER(PULL_MESSAGES, "pull_messages",
-            "Pipeline fragments received whose data this process read from the sender's buffer "
-            "(btl_smcuda_pull_fragments)"),
-    COUNTER(PULL_BYTES, "pull_bytes", "Bytes read for pulled pipeline fragments"),
     COUNTER(GUEST_PEERS, "guest_peers",
             "Local peers of other jobs (MPI_Comm_spawn, MPI_Comm_connect/accept) reached through "
             "shared memory"),
-    COUNTER(
-        FAR_SINGLE, "far_single_messages",
-        "Messages below btl_smcuda_cma_min_size sent by single copy because the receiver is far "
-        "away (btl_smcuda_far_handoff_ns); pipeline fragments below it left for such a receiver "
-        "to pull count too"),
 };
 
 _Static_assert(sizeof(pvars) / sizeof(pvars[0]) == SMCUDA_PV_COUNT, "one row per counter");
@@ -236,9 +219,10 @@ static const ob1x_param_t params[] = {
      .min = 0,
      .max = OB1X_PARAM_NO_MAX,
      .level = OPAL_INFO_LVL_5,
-     .description = "Messages smaller than this many bytes are not offered for single copy (the "
-                    "registration is declined), so the upper layer moves them through shared "
-                    "fragments"},
+     .description = "Published to the upper layer as the smallest message for which single "
+                    "copy (btl_put/btl_get) pays: below it its fixed costs (a rendezvous round "
+                    "trip, system calls) exceed the copies it saves, unless the receiver is far "
+                    "(far_handoff_ns). A hint: the BTL itself accepts single copy at any size"},
     {.name = "single_copy_busy_limit",
      .type = MCA_BASE_VAR_TYPE_SIZE_T,
      .storage = C(busy_limit),
@@ -246,32 +230,21 @@ static const ob1x_param_t params[] = {
      .min = 0,
      .max = OB1X_PARAM_NO_MAX,
      .level = OPAL_INFO_LVL_5,
-     .description = "Messages below this many bytes, sent while another single-copy send is "
-                    "still in flight and no peer is streaming to us (a one-way stream), take the "
-                    "path that single_copy_adapt chooses; isolated messages and two-way streams "
-                    "use single copy from cma_min_size up (0: always single copy)"},
+     .description = "Published to the upper layer as the size from which single copy always "
+                    "beats the copy path; below it, in a one-way stream, the measured figures "
+                    "decide (single_copy_adapt), while isolated messages and two-way streams "
+                    "use single copy from cma_min_size up (0: single copy at every size from "
+                    "cma_min_size). A hint: the BTL itself accepts either way at any size"},
     {.name = "single_copy_adapt",
      .type = MCA_BASE_VAR_TYPE_BOOL,
      .storage = C(path_adapt),
      .def = true,
      .level = OPAL_INFO_LVL_5,
-     .description = "One-way streams of messages below single_copy_busy_limit take the copy "
-                    "path or single copy, whichever the receiving process measures faster per "
-                    "byte (each is re-measured at least every 100 ms); false: always the copy "
-                    "path"},
-    {.name = "pull_fragments",
-     .type = MCA_BASE_VAR_TYPE_INT,
-     .storage = C(pull_fragments),
-     .def = 1,
-     .min = 0,
-     .max = 2,
-     .valid_text = "0, 1 or 2",
-     .level = OPAL_INFO_LVL_5,
-     .description = "Pipeline fragments (messages above the eager limit that the upper layer "
-                    "sends through fragments) leave their data in the sender's buffer for the "
-                    "receiver to read by single copy: 0 never, 1 when the receiver has measured "
-                    "single copy cheaper than the copy path (as single_copy_adapt does for "
-                    "streams), 2 always"},
+     .description = "Published to the upper layer: one-way streams of messages below "
+                    "single_copy_busy_limit may take the copy path or single copy, whichever the "
+                    "receiving process measured faster per byte (a figure older than 100 ms is "
+                    "published as stale, and is measured again by taking its way); false: the "
+                    "copy path for them"},
     {.name = "single_copy_split_min",
      .type = MCA_BASE_VAR_TYPE_SIZE_T,
      .storage = C(split_min_size),
@@ -332,11 +305,11 @@ static const ob1x_param_t params[] = {
      .level = OPAL_INFO_LVL_5,
      .description = "A receiver that takes at least this many nanoseconds to see a fragment "
                     "pushed into its FIFO (the least of 16 sampled pipeline fragments, renewed "
-                    "after 1 s) is far away: the cores do not share a cache, every line that "
-                    "crosses costs that much, and messages from the eager limit up to "
-                    "cma_min_size go by single copy instead of the copy path; a figure of 4 "
-                    "times this or more means the receiver was busy, not far (0: every peer is "
-                    "far; a large value: none is)"},
+                    "after 1 s) is published to the upper layer as far away: the cores do not "
+                    "share a cache and every line that crosses costs that much, so single copy "
+                    "beats the copy path below cma_min_size too; a figure of 4 times this or "
+                    "more means the receiver was busy, not far (0: every peer is far; a large "
+                    "value: none is)"},
     {.name = "verbose",
      .type = MCA_BASE_VAR_TYPE_INT,
      .storage = C(verbose),
@@ -401,7 +374,7 @@ static int smcuda_open(void)
 
 static int smcuda_close(void)
 {
-    /* MPI_Init that failed after our init (the PML refused to start, say)
+    /* MPI_Init that failed after our init (an upper layer refused to start, say)
      * may close the framework without finalizing the module: the segment,
      * and a name it may still have, go now */
     (void) mca_btl_smcuda_finalize(&mca_btl_smcuda.super);
@@ -701,12 +674,6 @@ static void select_copy_mechanism(mca_btl_smcuda_module_t *m)
     if (SMCUDA_COPY_CMA == mca_btl_smcuda_component.single_copy_mechanism) {
         if (OPAL_SUCCESS == mca_btl_smcuda_cma_ops.query(&why)) {
             m->copy = &mca_btl_smcuda_cma_ops;
-            /* pulled fragments are assembled here; without it none are sent */
-            m->pull_cap = m->super.btl_max_send_size;
-            if (mca_btl_smcuda_component.pull_fragments > 0 &&
-                0 != posix_memalign((void **) &m->pull_buf, 64, m->pull_cap)) {
-                m->pull_buf = NULL;
-            }
         } else if (0 == m->my_lrank) {
             opal_show_help("help-btl-smcuda.txt", "cma-unavailable", true, ob1x_host(), why);
         }
@@ -799,6 +766,9 @@ static mca_btl_base_module_t **smcuda_init(int *num_btls, bool progress_threads,
     }
     btls[0] = &m->super;
     *num_btls = 1;
+    /* without the registry's room the upper layer applies its standard
+     * rules: nothing to report */
+    (void) mca_btl_smcuda_hints_register(m);
     return btls;
 
 undo_lists:

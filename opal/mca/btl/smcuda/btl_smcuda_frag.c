@@ -42,7 +42,6 @@ static int frag_carve(opal_free_list_item_t *item, void *arg)
     frag->cap = ctx->cap;
     frag->list = ctx->list;
     frag->priv = false;
-    frag->pull = false;
     frag->segment.seg_addr.pval = (unsigned char *) frag->hdr + SMCUDA_FRAG_HDR_SIZE;
     frag->segment.seg_len = 0;
     return OPAL_SUCCESS;
@@ -59,7 +58,6 @@ static int frag_priv_init(opal_free_list_item_t *item, void *arg)
     frag->cap = mca_btl_smcuda_component.fbox_max_size;
     frag->list = &m->priv_frags;
     frag->priv = true;
-    frag->pull = false;
     frag->segment.seg_addr.pval = item->ptr;
     frag->segment.seg_len = 0;
     return OPAL_SUCCESS;

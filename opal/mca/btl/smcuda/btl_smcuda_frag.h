@@ -27,7 +27,6 @@ typedef struct mca_btl_smcuda_frag_t {
     uint32_t cap;           /* payload capacity */
     bool need_cb;           /* call des_cbfunc when the receiver is done */
     bool priv;              /* private-memory overflow fragment: ring only */
-    bool pull;              /* holds a smcuda_pull_desc_t: the receiver pulls the payload */
     mca_btl_base_tag_t tag;
     opal_free_list_t *list; /* list it returns to */
 } mca_btl_smcuda_frag_t;
@@ -70,10 +69,6 @@ mca_btl_smcuda_frag_alloc(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *e
 
 static inline void mca_btl_smcuda_frag_return(mca_btl_smcuda_frag_t *frag)
 {
-    if (SMCUDA_UNLIKELY(frag->pull)) {
-        frag->pull = false;
-        frag->segment.seg_addr.pval = (unsigned char *) frag->hdr + SMCUDA_FRAG_HDR_SIZE;
-    }
     opal_free_list_return(frag->list, &frag->base.super);
 }
 

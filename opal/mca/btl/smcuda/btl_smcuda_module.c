@@ -41,43 +41,9 @@ static int smcuda_free(struct mca_btl_base_module_t *btl, mca_btl_base_descripto
     return OPAL_SUCCESS;
 }
 
-/* A pipeline fragment whose data the receiver pulls from our buffer (single
- * copy) instead of our copying it in: the fragment holds the address, then
- * the `reserve` header bytes the caller fills in. NULL when it cannot be. */
-static mca_btl_smcuda_frag_t *pull_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
-                                        struct opal_convertor_t *convertor, size_t reserve,
-                                        size_t data)
-{
-    mca_btl_smcuda_frag_t *frag =
-        mca_btl_smcuda_frag_alloc(m, ep, sizeof(smcuda_pull_desc_t) + reserve);
-    smcuda_pull_desc_t *d;
-    size_t pos = convertor->bConverted + data;
-    void *src;
-
-    if (NULL == frag) {
-        return NULL;
-    }
-    if (frag->priv) { /* ring only: the receiver could not find the address */
-        mca_btl_smcuda_frag_return(frag);
-        return NULL;
-    }
-    opal_convertor_get_current_pointer(convertor, &src);
-    d = (smcuda_pull_desc_t *) frag->segment.seg_addr.pval;
-    d->addr = (uint64_t) (uintptr_t) src;
-    d->len = (uint32_t) data;
-    d->reserve = (uint32_t) reserve;
-    opal_convertor_set_position(convertor, &pos);
-    frag->pull = true;
-    frag->segment.seg_addr.pval = d + 1;
-    frag->segment.seg_len = reserve + data; /* what it stands for (the upper layer counts it) */
-    return frag;
-}
-
 /* Packs `reserve` header bytes (filled in later by the caller) and up to
  * *size data bytes straight into a shared fragment: the data is written
- * once, in place, where the receiver will read it. A pipeline fragment may
- * instead leave its data where it is for the receiver to pull
- * (btl_smcuda_path.c decides). */
+ * once, in place, where the receiver will read it. */
 static mca_btl_base_descriptor_t *smcuda_prepare_src(struct mca_btl_base_module_t *btl,
                                                      struct mca_btl_base_endpoint_t *ep,
                                                      struct opal_convertor_t *convertor,
@@ -91,16 +57,6 @@ static mca_btl_base_descriptor_t *smcuda_prepare_src(struct mca_btl_base_module_
     (void) order;
     if (reserve + data > btl->btl_max_send_size) {
         data = btl->btl_max_send_size - reserve;
-    }
-    if (data > btl->btl_eager_limit && ob1x_convertor_flat(convertor) &&
-        mca_btl_smcuda_path_pull(m, ep, data)) {
-        frag = pull_frag(m, ep, convertor, reserve, data);
-        if (NULL != frag) {
-            frag->base.des_flags = flags;
-            frag->base.order = MCA_BTL_NO_ORDER;
-            *size = data;
-            return &frag->base;
-        }
     }
     frag = mca_btl_smcuda_frag_alloc(m, ep, reserve + data);
     if (SMCUDA_UNLIKELY(NULL == frag)) {
@@ -119,15 +75,6 @@ static mca_btl_base_descriptor_t *smcuda_prepare_src(struct mca_btl_base_module_
     frag->base.order = MCA_BTL_NO_ORDER;
     *size = data;
     return &frag->base;
-}
-
-/* A send buffer offered for the receiver to read (a PML rendezvous), as
- * opposed to memory others write or update (one-sided windows, receive
- * buffers): only these are subject to the copy-or-single-copy choice. */
-static inline bool smcuda_reg_is_send(uint32_t flags)
-{
-    return (flags & MCA_BTL_REG_FLAG_REMOTE_READ) &&
-           !(flags & (MCA_BTL_REG_FLAG_REMOTE_WRITE | MCA_BTL_REG_FLAG_REMOTE_ATOMIC));
 }
 
 /* Handles come from a small cache of released ones (malloc when it is
@@ -151,9 +98,9 @@ static void smcuda_reg_release(mca_btl_smcuda_module_t *m, mca_btl_base_registra
 }
 
 /* Registration only records the range: single-copy needs no pinning.
- * Declining a registration for remote reading makes the upper layer send
- * that message through the copy-in/copy-out pipeline instead: the path of
- * each send is chosen here (btl_smcuda_path.c). */
+ * Every registration with a peer that single copy reaches is accepted:
+ * whether a message goes by single copy is the upper layer's choice (our
+ * figures for it: btl_smcuda_path.c). */
 static mca_btl_base_registration_handle_t *smcuda_register_mem(struct mca_btl_base_module_t *btl,
                                                                struct mca_btl_base_endpoint_t *ep,
                                                                void *base, size_t size,
@@ -161,11 +108,7 @@ static mca_btl_base_registration_handle_t *smcuda_register_mem(struct mca_btl_ba
 {
     mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
     mca_btl_base_registration_handle_t *h;
-    bool send_side = smcuda_reg_is_send(flags);
 
-    if (send_side && !mca_btl_smcuda_path_single(m, ep, size)) {
-        return NULL;
-    }
     if (NULL != ep && MCA_BTL_ENDPOINT_ANY != ep && !ep->copy_ok && !ep->self) {
         return NULL;
     }
@@ -175,9 +118,6 @@ static mca_btl_base_registration_handle_t *smcuda_register_mem(struct mca_btl_ba
         h->len = size;
         h->flags = flags;
         h->rsvd = 0;
-        if (send_side) {
-            OPAL_THREAD_ADD_FETCH_SIZE_T(&m->remote_regs, 1);
-        }
     }
     return h;
 }
@@ -185,12 +125,7 @@ static mca_btl_base_registration_handle_t *smcuda_register_mem(struct mca_btl_ba
 static int smcuda_deregister_mem(struct mca_btl_base_module_t *btl,
                                  mca_btl_base_registration_handle_t *handle)
 {
-    mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
-
-    if (smcuda_reg_is_send(handle->flags)) {
-        OPAL_THREAD_ADD_FETCH_SIZE_T(&m->remote_regs, -1);
-    }
-    smcuda_reg_release(m, handle);
+    smcuda_reg_release((mca_btl_smcuda_module_t *) btl, handle);
     return OPAL_SUCCESS;
 }
 
@@ -270,6 +205,7 @@ int mca_btl_smcuda_finalize(struct mca_btl_base_module_t *btl)
     if (NULL == m->seg) {
         return OPAL_SUCCESS;
     }
+    mca_btl_smcuda_hints_deregister(m);
     mca_btl_base_active_message_trigger[MCA_BTL_TAG_SMCUDA].cbfunc = NULL;
     mca_btl_base_active_message_trigger[MCA_BTL_TAG_SMCUDA].cbdata = NULL;
     for (int i = 0; i < m->n_local; ++i) {
@@ -289,8 +225,6 @@ int mca_btl_smcuda_finalize(struct mca_btl_base_module_t *btl)
     free(m->polled);
     m->eps = m->polled = NULL;
     m->n_polled = 0;
-    free(m->pull_buf);
-    m->pull_buf = NULL;
     while (m->reg_cached > 0) {
         free(m->reg_cache[--m->reg_cached]);
     }

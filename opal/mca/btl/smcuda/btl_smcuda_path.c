@@ -1,18 +1,12 @@
 /*
  * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
  *
- * btl_smcuda_path.c - per message, the copy path or single copy.
- *
- * The upper layer offers a large send for single copy by registering its
- * buffer for remote reading; declining the registration makes it move the
- * message through the copy-in/copy-out pipeline instead. The rules:
- *   - below cma_min_size: copy path (single copy's round trips cost more
- *     than the copies they save), unless the receiver is far away (below);
- *   - an isolated message (no other single-copy send of ours is live), a
- *     two-way stream (both cores busy anyway) and anything from busy_limit
- *     up: single copy;
- *   - a one-way stream below busy_limit: the path that the receiver has
- *     measured faster (single_copy_adapt), else the copy path.
+ * btl_smcuda_path.c - what this BTL measures of its two ways of moving a
+ * large message (the copy path: send/recv fragments; single copy:
+ * btl_put/btl_get), published per peer as hints (common_ob1x_hints.h) for
+ * the upper layer, which chooses the way of each message. The BTL itself
+ * chooses nothing: it accepts every registration and every fragment is a
+ * plain copy.
  *
  * Why measure: the copy pipeline keeps both cores copying; where they
  * share a cache it streams at two to four times one core's single copy,
@@ -32,9 +26,8 @@
  * message) would otherwise lend the copy path the pauses' time and make
  * single copy look the faster one where the pipeline is several times
  * faster (seen: 16 KiB windows at a quarter of the pipeline's rate).
- * While a figure is older than STALE_NS, stream messages take that way
- * until it is measured again; the first message of each burst goes single
- * copy anyway.
+ * A figure older than STALE_NS is published as not fresh: it is measured
+ * again only if messages take its way.
  *
  * Far receivers. Below cma_min_size the copy path wins where the cores
  * share a cache (8 KiB ping-pong: 1.4 us against 2.5 by single copy) and
@@ -46,24 +39,26 @@
  * machine 90-130 ns where the cores are near, 330-420 ns where they are
  * not). Only fragments pushed when the receiver had read all earlier ones,
  * and popped after an empty progress call, are samples: others measure a
- * queue or a busy receiver. A sender finds the receiver far when that
- * figure is fresh, at least far_handoff_ns (220) and below FAR_BUSY times
- * that, and then offers messages from the eager limit up for single copy. The sender reads the
- * figure again every 256 such choices. A stale figure (1 s) means the copy path, whose sampled
- * fragments measure it again (up to 256 messages a second); under ob1x the
- * pulled fragments are sampled too.
+ * queue or a busy receiver. A receiver is far when that figure is fresh
+ * (HANDOFF_STALE_NS), at least far_handoff_ns (220) and below FAR_BUSY
+ * times that; the sender reads the figure again every 256 hint reads. A
+ * stale figure says "not far", so the upper layer takes the copy path,
+ * whose sampled fragments measure it again.
  */
 #include "btl_smcuda.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "opal/util/output.h"
 
+#include "common_ob1x_hints.h"
+
 #define STALE_NS 100000000ull /* 100 ms */
 /* A far receiver is sent messages by single copy, which yields no more
- * samples (under ob1); its figure is renewed by copy-path messages once it
- * is this old. */
+ * samples; its figure is renewed by copy-path messages once it is this
+ * old. */
 #define HANDOFF_STALE_NS 1000000000ull /* 1 s */
 #define RUN_GAP_NS 200000ull           /* fragments further apart do not make a run */
 #define WARM_RUNS 8                    /* runs not measured at the start of a job */
@@ -165,7 +160,8 @@ void mca_btl_smcuda_path_handoff(mca_btl_smcuda_module_t *m, uint32_t stamp, uin
  * says that the receiver was busy (a job's first, cold messages; a stream
  * it could not keep up with), not where it is: 1.8-2 us was seen at the
  * start of a windowed stream where the cores share a cache. Either way the
- * copy path is taken, and its sampled fragments measure the figure again. */
+ * copy path is the upper layer's way, and its sampled fragments measure
+ * the figure again. */
 #define FAR_BUSY 4
 
 static bool peer_far(const mca_btl_base_endpoint_t *ep)
@@ -184,20 +180,15 @@ static bool peer_far(const mca_btl_base_endpoint_t *ep)
            ns < (uint64_t) FAR_BUSY * mca_btl_smcuda_component.far_handoff_ns;
 }
 
-/* peer_far(), read again every FAR_RECHECK choices: reading the clock and
- * the peer's header line for every message would cost a few percent of an
- * 8 KiB message (the line may even be in the other core's cache). */
+/* peer_far(), read again every FAR_RECHECK hint reads: reading the clock
+ * and the peer's header line for every message would cost a few percent
+ * of an 8 KiB message (the line may even be in the other core's cache). */
 #define FAR_RECHECK 256
 
 static bool far_cached(mca_btl_base_endpoint_t *ep)
 {
-    const mca_btl_smcuda_component_t *c = &mca_btl_smcuda_component;
-
-    if (0 == c->far_handoff_ns) {
+    if (0 == mca_btl_smcuda_component.far_handoff_ns) {
         return true;
-    }
-    if (NULL == ep || MCA_BTL_ENDPOINT_ANY == ep) {
-        return false;
     }
     if (0 == ep->far_left) {
         ep->far = peer_far(ep);
@@ -207,80 +198,65 @@ static bool far_cached(mca_btl_base_endpoint_t *ep)
     return ep->far;
 }
 
-/* True when the receiver `ep` has measured single copy the cheaper per
- * byte. A figure that is missing or stale sends stream messages that way
- * until the receiver has measured it again. */
-static bool measured_single(const mca_btl_base_endpoint_t *ep)
+/* The receiver's figure at `avg`, measured at `*when`: fresh when measured
+ * within STALE_NS of `now`. */
+static bool figure(const uint32_t *avg, const uint64_t *when, uint64_t now, uint32_t *ps)
 {
-    const smcuda_seg_hdr_t *peer;
-    uint64_t now, copy_when, get_when;
+    uint64_t t = __atomic_load_n(when, __ATOMIC_RELAXED);
 
-    if (NULL == ep || MCA_BTL_ENDPOINT_ANY == ep || NULL == ep->seg) {
-        return false; /* no receiver's figures to read */
+    *ps = __atomic_load_n(avg, __ATOMIC_RELAXED);
+    return 0 != t && now - t <= STALE_NS && 0 != *ps;
+}
+
+/* The receiver's measured figures. Read only for sizes where a rule can
+ * compare them (single_min up to busy_limit, adapt on, no two-way
+ * stream): elsewhere they are left "not fresh" and the clock is not read. */
+static void read_figures(const mca_btl_base_endpoint_t *ep, ob1x_btl_hints_t *out)
+{
+    const smcuda_seg_hdr_t *peer = (const smcuda_seg_hdr_t *) ep->seg;
+    uint64_t now;
+
+    if (NULL == peer) {
+        return; /* a departed guest: nothing measured */
     }
-    peer = (const smcuda_seg_hdr_t *) ep->seg;
     now = mca_btl_smcuda_now_ns();
-    copy_when = __atomic_load_n(&peer->copy_when, __ATOMIC_RELAXED);
-    get_when = __atomic_load_n(&peer->get_when, __ATOMIC_RELAXED);
-
-    if (0 == copy_when || now - copy_when > STALE_NS) {
-        return false;
-    }
-    if (0 == get_when || now - get_when > STALE_NS) {
-        return true;
-    }
-    return __atomic_load_n(&peer->get_ps, __ATOMIC_RELAXED) <
-           __atomic_load_n(&peer->copy_ps, __ATOMIC_RELAXED);
+    out->copy_fresh = figure(&peer->copy_ps, &peer->copy_when, now, &out->copy_ps);
+    out->single_fresh = figure(&peer->get_ps, &peer->get_when, now, &out->single_ps);
 }
 
-/* A pipeline fragment of `bytes` about to be packed: leave the data for
- * the receiver to pull (single copy) instead? A fragment below
- * cma_min_size is the tail of a message, or all of a small one: to a far
- * receiver it goes as a small message would by RGET. */
-bool mca_btl_smcuda_path_pull(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, size_t bytes)
+/* The hints of module `btl` for `size` bytes to `ep` (ob1x_btl_hints_fn_t).
+ * `two_way` says whether this process received a bulk transfer (a
+ * pipeline fragment or a get) since the previous read: each read consumes
+ * it, so it describes the traffic between two sends, as a stream in the
+ * other direction does. */
+static bool smcuda_hints(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+                         size_t size, ob1x_btl_hints_t *out)
 {
+    mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
     const mca_btl_smcuda_component_t *c = &mca_btl_smcuda_component;
 
-    if (0 == c->pull_fragments || NULL == m->pull_buf || NULL == ep || !ep->copy_ok) {
-        return false;
+    if (NULL == m->copy || NULL == ep || MCA_BTL_ENDPOINT_ANY == ep || ep->self || !ep->copy_ok) {
+        return false; /* no single copy to this peer: nothing to weigh */
     }
-    if (2 == c->pull_fragments) {
-        return true;
-    }
-    if (bytes >= c->cma_min_size) {
-        return measured_single(ep);
-    }
-    /* as for whole messages (mca_btl_smcuda_path_single): below
-     * cma_min_size the figures do not apply, a single copy's fixed costs
-     * do (a 4 KiB pull streams at 3 GB/s where the pipeline does 7) */
-    if (far_cached(ep)) {
-        smcuda_pv_add(SMCUDA_PV_FAR_SINGLE, 1);
-        return true;
-    }
-    return false;
-}
-
-bool mca_btl_smcuda_path_single(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
-                                size_t size)
-{
-    const mca_btl_smcuda_component_t *c = &mca_btl_smcuda_component;
-    bool two_way = m->rx_bulk > 0; /* receiving a stream too */
-    bool single;
-
+    memset(out, 0, sizeof(*out));
+    out->single_min = c->cma_min_size;
+    out->busy_limit = c->busy_limit;
+    out->adapt = c->path_adapt;
+    out->far = far_cached(ep);
+    out->two_way = 0 != m->rx_bulk;
     m->rx_bulk = 0;
-    if (size < c->cma_min_size) {
-        /* the copy path moves each cache line across twice, single copy
-         * once plus a rendezvous: where lines are dear the latter wins */
-        single = far_cached(ep);
-        if (single) {
-            smcuda_pv_add(SMCUDA_PV_FAR_SINGLE, 1);
-        }
-        return single;
+    if (out->adapt && !out->two_way && size >= out->single_min && size < out->busy_limit) {
+        read_figures(ep, out);
     }
-    if (size >= c->busy_limit || 0 == m->remote_regs || two_way) {
-        return true;
-    }
-    single = c->path_adapt && measured_single(ep);
-    smcuda_pv_add(single ? SMCUDA_PV_STREAM_SINGLE : SMCUDA_PV_STREAM_COPY, 1);
-    return single;
+    return true;
+}
+
+int mca_btl_smcuda_hints_register(mca_btl_smcuda_module_t *m)
+{
+    return ob1x_btl_hints_register(&m->super, smcuda_hints);
+}
+
+void mca_btl_smcuda_hints_deregister(mca_btl_smcuda_module_t *m)
+{
+    ob1x_btl_hints_deregister(&m->super);
 }

@@ -260,7 +260,7 @@ int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
             return OPAL_SUCCESS;
         }
     }
-    /* the get figure serves the choice for streams from cma_min_size up
+    /* the get figure is published for streams from cma_min_size up
      * (btl_smcuda_path.c); a smaller get (a far receiver's) is not timed */
     timed = size >= mca_btl_smcuda_component.cma_min_size;
     t0 = timed ? mca_btl_smcuda_now_ns() : 0;

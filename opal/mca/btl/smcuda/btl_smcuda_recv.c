@@ -117,46 +117,6 @@ void mca_btl_smcuda_poll_rings_update(mca_btl_smcuda_module_t *m)
     }
 }
 
-/* A pulled fragment: the upper layer's header from the fragment, then the
- * data read from the sender's memory, together in our pull buffer. False
- * when the fragment is malformed or the read failed. */
-static bool deliver_pulled(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
-                           const smcuda_frag_hdr_t *hdr, uint64_t off)
-{
-    const smcuda_pull_desc_t *d = (const smcuda_pull_desc_t *) (hdr + 1);
-    uint64_t t0;
-
-    if (SMCUDA_UNLIKELY(off + sizeof(*hdr) + sizeof(*d) > ep->seg_size ||
-                        off + sizeof(*hdr) + sizeof(*d) + d->reserve > ep->seg_size ||
-                        (size_t) d->reserve + d->len > m->pull_cap ||
-                        hdr->len != (uint64_t) d->reserve + d->len || NULL == m->pull_buf)) {
-        mca_btl_smcuda_report_corruption("pulled fragment", ep->lrank);
-        return false;
-    }
-    memcpy(m->pull_buf, d + 1, d->reserve);
-    /* timed whatever the size: a stale get figure makes senders pull
-     * fragments until one is timed (btl_smcuda_path.c) */
-    t0 = mca_btl_smcuda_now_ns();
-    if (0 != hdr->stamp && m->was_idle) {
-        /* pulled fragments keep the figure fresh that made them pulled */
-        mca_btl_smcuda_path_handoff(m, hdr->stamp, t0);
-    }
-    if (OPAL_SUCCESS != m->copy->read(ep, m->pull_buf + d->reserve, d->addr, d->len)) {
-        opal_output(0,
-                    "btl/smcuda: reading a fragment's data from local peer %d failed; the "
-                    "job cannot continue",
-                    ep->lrank);
-        if (NULL != m->error_cb) {
-            m->error_cb(&m->super, MCA_BTL_ERROR_FLAGS_FATAL, NULL, "smcuda pull failed");
-        }
-        return false;
-    }
-    mca_btl_smcuda_path_get(m, d->len, t0);
-    SMCUDA_PV_ADD(PULL, d->len);
-    deliver(m, hdr->tag, m->pull_buf, d->reserve + d->len);
-    return true;
-}
-
 static int handle_frag(mca_btl_smcuda_module_t *m, uint64_t ref)
 {
     int lrank = SMCUDA_FIFO_REF_LRANK(ref);
@@ -169,8 +129,7 @@ static int handle_frag(mca_btl_smcuda_module_t *m, uint64_t ref)
         return 0;
     }
     hdr = (smcuda_frag_hdr_t *) (ep->seg + SMCUDA_FIFO_REF_OFF(ref));
-    if (SMCUDA_UNLIKELY(!(hdr->flags & SMCUDA_FRAG_PULL) &&
-                        SMCUDA_FIFO_REF_OFF(ref) + sizeof(*hdr) + hdr->len > ep->seg_size)) {
+    if (SMCUDA_UNLIKELY(SMCUDA_FIFO_REF_OFF(ref) + sizeof(*hdr) + hdr->len > ep->seg_size)) {
         mca_btl_smcuda_report_corruption("fragment length", lrank);
         return 0;
     }
@@ -183,19 +142,14 @@ static int handle_frag(mca_btl_smcuda_module_t *m, uint64_t ref)
             ep->recv_seq = hdr->seq;
         }
     }
-    if (SMCUDA_UNLIKELY(hdr->flags & SMCUDA_FRAG_PULL)) {
-        m->rx_bulk++; /* someone streams to us */
-        (void) deliver_pulled(m, ep, hdr, SMCUDA_FIFO_REF_OFF(ref));
-    } else {
-        if (hdr->len > m->super.btl_eager_limit) {
-            m->rx_bulk++; /* a pipeline fragment: someone streams to us */
-            uint64_t now = mca_btl_smcuda_path_fragment(m, hdr->len);
-            if (0 != hdr->stamp && m->was_idle) {
-                mca_btl_smcuda_path_handoff(m, hdr->stamp, now);
-            }
+    if (hdr->len > m->super.btl_eager_limit) {
+        m->rx_bulk++; /* a pipeline fragment: someone streams to us */
+        uint64_t now = mca_btl_smcuda_path_fragment(m, hdr->len);
+        if (0 != hdr->stamp && m->was_idle) {
+            mca_btl_smcuda_path_handoff(m, hdr->stamp, now);
         }
-        deliver(m, hdr->tag, hdr + 1, hdr->len);
     }
+    deliver(m, hdr->tag, hdr + 1, hdr->len);
     ep->recv_seq++;
     /* release: our reads of the fragment are complete before the sender
      * sees it done and reuses it */

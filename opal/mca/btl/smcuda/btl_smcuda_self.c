@@ -39,7 +39,7 @@ mca_btl_base_endpoint_t *mca_btl_smcuda_self_endpoint(mca_btl_smcuda_module_t *m
     ep->lrank = ep->ref_id = m->my_lrank;
     ep->self = true;
     /* no single copy, no ring, no FIFO: nothing takes the shared-memory
-     * paths (copy_ok false keeps pulled fragments away) */
+     * paths */
     ep->copy_ok = false;
     m->self_ep = ep;
     return ep;

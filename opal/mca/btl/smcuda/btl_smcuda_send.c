@@ -56,7 +56,7 @@ static inline bool push_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t
 
     hdr->len = (uint32_t) frag->segment.seg_len;
     hdr->tag = frag->tag;
-    hdr->flags = frag->pull ? SMCUDA_FRAG_PULL : 0;
+    hdr->flags = 0;
     hdr->seq = ep->send_seq;
     hdr->complete = 0;
     hdr->stamp = 0;
@@ -104,8 +104,7 @@ static inline bool ring_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t
 
 static inline bool ring_ok(mca_btl_base_endpoint_t *ep, mca_btl_smcuda_frag_t *frag)
 {
-    /* a pulled fragment's length is the data it stands for, not what it holds */
-    return frag->segment.seg_len <= ep->out_max && NULL != ep->out_ring && !frag->pull;
+    return frag->segment.seg_len <= ep->out_max && NULL != ep->out_ring;
 }
 
 /* Queues a fragment behind the ones already waiting. Caller holds ep->lock. */
@@ -144,10 +143,8 @@ int mca_btl_smcuda_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_e
     mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
     mca_btl_smcuda_frag_t *frag = (mca_btl_smcuda_frag_t *) des;
     uint32_t flags = des->des_flags;
-    /* a pulled fragment's data is still the caller's until the receiver
-     * has read it: never "done" before that */
-    bool need_cb = frag->pull || (flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK) ||
-                   !(flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
+    bool need_cb =
+        (flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK) || !(flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
 
     if (SMCUDA_UNLIKELY(ep->self)) {
         return mca_btl_smcuda_self_send(m, frag, tag);
@@ -158,7 +155,7 @@ int mca_btl_smcuda_send(struct mca_btl_base_module_t *btl, struct mca_btl_base_e
     (void) mca_btl_smcuda_frag_start(m, ep, frag);
     OPAL_THREAD_UNLOCK(&ep->lock);
     /* the data is in shared memory (or queued with its own copy): complete
-     * now unless a callback is due or the data is to be pulled */
+     * now unless a callback is due */
     return need_cb ? OPAL_SUCCESS : 1;
 }
 

@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #define SMCUDA_SHM_MAGIC 0x786331626f6d73ULL /* "smob1cx" */
-#define SMCUDA_SHM_VERSION 6
+#define SMCUDA_SHM_VERSION 7
 #define SMCUDA_CACHE_LINE 64
 
 #define SMCUDA_ALIGN(x, a) (((x) + ((a) -1)) & ~((uint64_t) (a) -1))
@@ -71,7 +71,7 @@ typedef struct smcuda_seg_hdr_t {
     uint32_t ring_epoch;
     uint8_t pad1[SMCUDA_CACHE_LINE - 8];
     /* own cache line: what the owner measured of its two ways of receiving a
-     * large message, read by its senders to choose between them
+     * large message, read by its senders and published to their upper layer
      * (btl_smcuda_path.c); relaxed stores and loads, hints only */
     uint32_t copy_ps;   /* picoseconds per byte of pipeline fragments arriving in a run */
     uint32_t get_ps;    /* picoseconds per byte of a single-copy get (helper included) */
@@ -115,20 +115,6 @@ typedef struct smcuda_fifo_t {
 /* ------------------------------------------------------------------ */
 /* fragments (pool of the sender, referenced through the receiver's FIFO) */
 /* ------------------------------------------------------------------ */
-
-/* flags of a fragment header */
-#define SMCUDA_FRAG_PULL                                                                           \
-    0x01 /* the payload stays in the sender's memory: the fragment                                 \
-          * holds a smcuda_pull_desc_t, then the upper layer's header */
-
-/* A pulled fragment: the receiver copies `len` bytes from `addr` in the
- * sender's address space (single copy), after the `reserve` header bytes
- * that follow this descriptor in the fragment. */
-typedef struct smcuda_pull_desc_t {
-    uint64_t addr;
-    uint32_t len;
-    uint32_t reserve;
-} smcuda_pull_desc_t;
 
 typedef struct smcuda_frag_hdr_t {
     uint32_t len;      /* payload bytes following this header */

@@ -17,10 +17,10 @@
 
 #include "common_ob1x_help.h"
 
-/* <dir>/../../share/openmpi for the DSO this code is linked into at
- * <dir>: where an install under another prefix than configure's (make
- * install prefix=..., a staged install moved into place) put the help
- * files, since $(libdir) is <prefix>/lib and $(datadir) <prefix>/share. */
+/* <dir>/../share/openmpi for this library at <dir>: where an install under
+ * another prefix than configure's (make install prefix=..., a staged
+ * install moved into place) put the help files, since this library is in
+ * $(libdir), <prefix>/lib, and $(datadir) is <prefix>/share. */
 static void add_dso_relative_dir(void)
 {
     Dl_info info;
@@ -36,7 +36,7 @@ static void add_dso_relative_dir(void)
         return;
     }
     *slash = '\0';
-    if ((size_t) snprintf(slash, sizeof(path) - (size_t) (slash - path), "/../../share/openmpi") <
+    if ((size_t) snprintf(slash, sizeof(path) - (size_t) (slash - path), "/../share/openmpi") <
             sizeof(path) - (size_t) (slash - path) &&
         0 == access(path, R_OK)) {
         (void) opal_show_help_add_dir(path);
@@ -45,7 +45,7 @@ static void add_dso_relative_dir(void)
 
 void ob1x_help_dirs_add(const char *component_srcdir)
 {
-    /* one flag per component DSO (each links its own copy of this code) */
+    /* one flag per process: every component shares this library */
     static bool common_added;
 
     /* the build tree first: a run from it uses its own texts even where

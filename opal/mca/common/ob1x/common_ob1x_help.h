@@ -22,7 +22,8 @@ static inline const char *ob1x_host(void)
 /* Adds the directories that hold the ob1x help files to opal_show_help's
  * search path: the component's source directory (for runs from the build
  * tree), common/ob1x's, then the installed one ($(datadir)/openmpi as
- * configured, and share/openmpi beside the DSO's lib directory). */
+ * configured, and share/openmpi beside the lib directory this library was
+ * loaded from). */
 void ob1x_help_dirs_add(const char *component_srcdir);
 
 /* opal_show_help for a message that the end of this process follows (a

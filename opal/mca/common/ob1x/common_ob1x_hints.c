@@ -1,42 +1,94 @@
 /*
  * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
- * (interim registry; see common_ob1x_hints.h)
+ *
+ * common_ob1x_hints.c - the registry of BTL hints (common_ob1x_hints.h).
+ *
+ * One table per process (this library is shared by every ob1x component
+ * the process loads). Writers (a BTL's module creation and finalize) are
+ * rare and serialized by a mutex; the reader, an upper layer choosing a
+ * protocol per message, takes no lock: it scans a few slots with acquire
+ * loads. A slot's function is stored before its module (release), so a
+ * reader that finds the module finds its function too.
+ *
+ * A module is deregistered only when its BTL is finalized, after the upper
+ * layer has stopped sending through it, so a reader never races with the
+ * removal of the module it looks up.
  */
+#include <pthread.h>
+#include <stddef.h>
+
 #include "common_ob1x_hints.h"
 
-#define MAX_HINTS 16
-static struct {
-    struct mca_btl_base_module_t *btl;
-    ob1x_btl_hints_fn_t fn;
-} table[MAX_HINTS];
+/* BTL modules of one process that publish hints: smcuda has one; room for
+ * a few more (several BTLs, or a BTL with one module per device). */
+#define OB1X_HINTS_SLOTS 16
 
-int ob1x_btl_hints_register(struct mca_btl_base_module_t *btl, ob1x_btl_hints_fn_t fn)
+typedef struct {
+    const struct mca_btl_base_module_t *btl; /* NULL: free */
+    ob1x_btl_hints_fn_t fn;
+} hints_slot_t;
+
+static hints_slot_t slots[OB1X_HINTS_SLOTS];
+static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static hints_slot_t *slot_of(const struct mca_btl_base_module_t *btl)
 {
-    for (int i = 0; i < MAX_HINTS; ++i) {
-        if (NULL == table[i].btl) {
-            table[i].fn = fn;
-            table[i].btl = btl;
-            return 0;
+    for (int i = 0; i < OB1X_HINTS_SLOTS; ++i) {
+        if (__atomic_load_n(&slots[i].btl, __ATOMIC_ACQUIRE) == btl) {
+            return &slots[i];
         }
     }
-    return -1;
+    return NULL;
+}
+
+/* 0, or -1 when the table is full (the BTL then publishes nothing, and the
+ * upper layer applies its standard rules). Registering a module again
+ * replaces its function. */
+int ob1x_btl_hints_register(struct mca_btl_base_module_t *btl, ob1x_btl_hints_fn_t fn)
+{
+    hints_slot_t *s;
+    int rc = 0;
+
+    if (NULL == btl || NULL == fn) {
+        return -1;
+    }
+    pthread_mutex_lock(&slots_lock);
+    s = slot_of(btl);
+    if (NULL != s) {
+        __atomic_store_n(&s->fn, fn, __ATOMIC_RELEASE);
+    } else if (NULL != (s = slot_of(NULL))) {
+        __atomic_store_n(&s->fn, fn, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->btl, btl, __ATOMIC_RELEASE);
+    } else {
+        rc = -1;
+    }
+    pthread_mutex_unlock(&slots_lock);
+    return rc;
 }
 
 void ob1x_btl_hints_deregister(struct mca_btl_base_module_t *btl)
 {
-    for (int i = 0; i < MAX_HINTS; ++i) {
-        if (table[i].btl == btl) {
-            table[i].btl = NULL;
-        }
+    hints_slot_t *s;
+
+    if (NULL == btl) {
+        return;
     }
+    pthread_mutex_lock(&slots_lock);
+    s = slot_of(btl);
+    if (NULL != s) {
+        __atomic_store_n(&s->btl, NULL, __ATOMIC_RELEASE);
+        __atomic_store_n(&s->fn, NULL, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&slots_lock);
 }
 
 ob1x_btl_hints_fn_t ob1x_btl_hints_find(const struct mca_btl_base_module_t *btl)
 {
-    for (int i = 0; i < MAX_HINTS; ++i) {
-        if (table[i].btl == btl) {
-            return table[i].fn;
-        }
+    hints_slot_t *s;
+
+    if (NULL == btl) {
+        return NULL;
     }
-    return NULL;
+    s = slot_of(btl);
+    return NULL != s ? __atomic_load_n(&s->fn, __ATOMIC_ACQUIRE) : NULL;
 }

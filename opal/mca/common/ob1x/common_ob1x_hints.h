@@ -54,7 +54,8 @@ typedef bool (*ob1x_btl_hints_fn_t)(struct mca_btl_base_module_t *btl,
 
 /* The registry lives in the installed common library, one copy shared by
  * every component of the process. A BTL registers its modules when it
- * creates them and deregisters them before it frees them. */
+ * creates them and deregisters them before it frees them. Registering
+ * returns 0, or -1 when the (small, fixed) table is full. */
 int ob1x_btl_hints_register(struct mca_btl_base_module_t *btl, ob1x_btl_hints_fn_t fn);
 void ob1x_btl_hints_deregister(struct mca_btl_base_module_t *btl);
 /* NULL for a BTL that publishes nothing. */

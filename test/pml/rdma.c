@@ -157,15 +157,11 @@ static void pv_init(void)
         missing += !pv_open(PV_EV(e), name);
     }
     T_CHECK(0 == missing, "%d pml_ob1x protocol/RDMA counters missing", missing);
-    /* bytes per BTL: pml_ob1x_bytes_<btl> (the brief of issue 19); the
-     * header of pml_ob1x_pvars.h says pml_ob1x_<btl>_bytes: either */
+    /* bytes per BTL: pml_ob1x_bytes_<btl> (docs/mca-params.md) */
     for (int i = 0; i < lim.nbtl && i < 4; i++) {
         snprintf(name, sizeof(name), "pml_ob1x_bytes_%s", lim.names[i]);
-        if (!pv_open(PV_BTL(i), name)) {
-            snprintf(name, sizeof(name), "pml_ob1x_%s_bytes", lim.names[i]);
-            if (!pv_open(PV_BTL(i), name))
-                snprintf(pv_name[PV_BTL(i)], sizeof(pv_name[0]), "pml_ob1x_bytes_%s", lim.names[i]);
-        }
+        if (!pv_open(PV_BTL(i), name))
+            snprintf(pv_name[PV_BTL(i)], sizeof(pv_name[0]), "pml_ob1x_bytes_%s", lim.names[i]);
     }
 }
 

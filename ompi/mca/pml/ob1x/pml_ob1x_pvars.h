@@ -43,8 +43,9 @@ typedef struct ob1x_counters {
     uint64_t bytes[OB1X_PROTO_COUNT];
     uint64_t events[OB1X_EV_COUNT];
     uint64_t unexpected_length; /* current number of unexpected messages */
-    /* Payload bytes sent per BTL module (FRAGs, eager, RDMA), in the order
-     * of ob1x_btl_index(); pml_ob1x_<btl>_bytes. */
+    /* Payload bytes of rendezvous messages per BTL module (RNDV data,
+     * FRAGs, gets, puts), in the order of pml_ob1x_rdma.c's BTL table;
+     * pml_ob1x_bytes_<btl>. */
     uint64_t btl_bytes[OB1X_MAX_BTL_COUNTERS];
 } ob1x_counters_t;
 

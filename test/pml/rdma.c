@@ -10,6 +10,9 @@
  * and the receiver's refusals by pml_ob1x_rdma_fallback_*.
  *
  * Arguments:
+ *   nobtl=1        the receiver has no RDMA BTL the sender has (its flags
+ *                  lack put and get): each RDMA message the sender starts
+ *                  moves the receiver's rdma_fallback_no_btl by one;
  *   case=NAME      protocols (default): every send mode (standard, ready
  *                  with a pre-posted receive, synchronous, buffered into an
  *                  attached buffer) x contiguous/vector send x
@@ -269,11 +272,25 @@ static void expect_sender(const snap_t *a, const snap_t *b, int allowed, size_t 
 
 /* The receiver's refusals around one message. faults: failures are being
  * injected, so rdma_fallback_failed may move. */
+/* nobtl=1: the receiver refuses every RDMA message for want of a BTL */
+static int nobtl_mode;
+
 static void expect_receiver(const snap_t *a, const snap_t *b, int noncontig_fallback, int faults,
                             const char *ctx)
 {
     if (!counters)
         return;
+    if (nobtl_mode) {
+        /* one refusal per RDMA message, for want of a BTL or (checked
+         * first) of a contiguous buffer */
+        unsigned long long refused =
+            delta(a, b, PV_EV(E_FB_NOBTL)) + delta(a, b, PV_EV(E_FB_NONCONTIG));
+        T_CHECK((unsigned long long) noncontig_fallback == refused,
+                "%s: receiver's rdma_fallback_no_btl + _noncontig moved by %llu, expected %d "
+                "[moved:%s]",
+                ctx, refused, noncontig_fallback, moved(a, b));
+        return;
+    }
     T_CHECK((unsigned long long) noncontig_fallback == delta(a, b, PV_EV(E_FB_NONCONTIG)),
             "%s: receiver's rdma_fallback_noncontig moved by %llu, expected %d [moved:%s]", ctx,
             delta(a, b, PV_EV(E_FB_NONCONTIG)), noncontig_fallback, moved(a, b));
@@ -421,7 +438,7 @@ static int one_msg(const msg_t *m, snap_t *sa, snap_t *sb)
 {
     char ctx[200];
     int allowed = expected(m->mode, m->skind, m->size);
-    int fallback = (allowed & P_RDMA) && T_DT_CONTIG != m->rkind;
+    int fallback = (allowed & P_RDMA) && (nobtl_mode || T_DT_CONTIG != m->rkind);
     snap_t a, b;
     describe(m, ctx, sizeof(ctx));
     if (getenv("T_TRACE") && 0 == t_rank)
@@ -795,6 +812,7 @@ int main(int argc, char **argv)
         split_size = strtoull(v, NULL, 0);
     if ((v = t_arg_value(argc, argv, "max")))
         max_size = strtoull(v, NULL, 0);
+    nobtl_mode = NULL != t_arg_value(argc, argv, "nobtl");
     /* the eager size of the BTL messages start on (the smallest) */
     eager_payload = lim.eager_min - T_MATCH_HDR;
     pv_init();

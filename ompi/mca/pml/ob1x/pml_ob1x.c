@@ -296,6 +296,29 @@ int ob1x_progress(void)
     return progress_pending();
 }
 
+/*
+ * A BTL resource was just given back (a FRAG completed): work queued for
+ * want of one goes now, not at the next low-priority progress pass, which
+ * comes only every few passes of opal_progress (a stream of rendezvous
+ * messages that outruns the BTL's fragments would otherwise wait there
+ * for most of its time). Not re-entered: a send made here may complete at
+ * once and call back.
+ */
+void ob1x_progress_freed(void)
+{
+    static volatile int32_t busy;
+
+    if (OPAL_LIKELY(0 == mca_pml_ob1x.pending_count)) {
+        return;
+    }
+    if (0 != OPAL_THREAD_ADD_FETCH32(&busy, 1) - 1) {
+        OPAL_THREAD_ADD_FETCH32(&busy, -1);
+        return;
+    }
+    (void) progress_pending();
+    OPAL_THREAD_ADD_FETCH32(&busy, -1);
+}
+
 int ob1x_dump(struct ompi_communicator_t *comm, int verbose)
 {
     ob1x_comm_t *oc = ob1x_comm_of(comm);

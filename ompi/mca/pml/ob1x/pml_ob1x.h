@@ -101,6 +101,8 @@ void ob1x_send_fatal(const struct ompi_proc_t *proc, int status);
 int ob1x_del_procs(struct ompi_proc_t **procs, size_t nprocs);
 int ob1x_enable(bool enable);
 int ob1x_progress(void);
+/* Retries queued work right after a BTL resource came back. */
+void ob1x_progress_freed(void);
 int ob1x_add_comm(struct ompi_communicator_t *comm);
 /* Testing aid (pml_ob1x_orphan_hold_ms): let go of the communicators whose
  * hold is over; returns how many. */

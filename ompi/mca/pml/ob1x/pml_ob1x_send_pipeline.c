@@ -68,6 +68,7 @@ static void send_pipeline_frag_done(mca_btl_base_module_t *btl, struct mca_btl_b
         ob1x_send_request_schedule(req);
         ob1x_send_request_subtract(req, 1);
     }
+    ob1x_progress_freed();
 }
 
 /* ----------------------------------------------------------- rendezvous */

@@ -98,10 +98,72 @@ static int rget_register(ob1x_send_request_t *req, unsigned char *base)
     return ob1x_rdma_register(req->rdma, kept, base, MCA_BTL_REG_FLAG_REMOTE_READ);
 }
 
+/* Undoes rget_started for an RGET the BTL did not take (the registrations
+ * stay for the next try). */
+static void rget_unstart(ob1x_send_request_t *req)
+{
+    size_t size = req->base.req_bytes_packed;
+
+    (void) ob1x_counter_add(&ob1x_counters.messages[OB1X_PROTO_RGET], (uint64_t) -1);
+    (void) ob1x_counter_add(&ob1x_counters.bytes[OB1X_PROTO_RGET], (uint64_t) - (int64_t) size);
+    if (MCA_PML_BASE_SEND_SYNCHRONOUS == req->base.req_send_mode) {
+        (void) ob1x_counter_add(&ob1x_counters.events[OB1X_EV_SYNCHRONOUS], (uint64_t) -1);
+    }
+    OPAL_THREAD_ADD_FETCH32(&mca_pml_ob1x.rdma_live, -1);
+    req->protocol = OB1X_PROTO_COUNT;
+    req->outstanding = (int64_t) size;
+}
+
+/* Accounting and counters of an RGET that is on its way; `unit` 1 when a
+ * descriptor's completion is still to come. */
+static void rget_started(ob1x_send_request_t *req, int n, int unit)
+{
+    size_t size = req->base.req_bytes_packed;
+
+    req->rdma_cnt = n;
+    req->protocol = OB1X_PROTO_RGET;
+    req->rndv_bytes = 0;
+    req->offset = req->frag_end = 0;
+    memset(req->frag_bytes, 0, sizeof(req->frag_bytes));
+    req->outstanding = (int64_t) size + unit; /* no ACK comes */
+    OPAL_THREAD_ADD_FETCH32(&mca_pml_ob1x.rdma_live, 1);
+    ob1x_count_protocol(OB1X_PROTO_RGET, size);
+    if (MCA_PML_BASE_SEND_SYNCHRONOUS == req->base.req_send_mode) {
+        ob1x_count_event(OB1X_EV_SYNCHRONOUS);
+    }
+}
+
+/* The RGET by the BTL's immediate send: no descriptor to wait for, and on
+ * shared memory the fast path the receiver polls first. */
+static bool rget_immediate(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl, void *base,
+                           int n, size_t len)
+{
+    union {
+        ob1x_hdr_rget_t hdr;
+        unsigned char bytes[sizeof(ob1x_hdr_rget_t) +
+                            OB1X_MAX_RDMA_BTLS * sizeof(ob1x_hdr_rdma_btl_t)];
+    } u;
+
+    if (NULL == bml_btl->btl->btl_sendi || OPAL_UNLIKELY(ob1x_fault_injected())) {
+        return false;
+    }
+    rget_fill(req, &u.hdr, base, n);
+    /* counted before the send: the FINs may complete it at once */
+    rget_started(req, n, 0);
+    if (OMPI_SUCCESS == mca_bml_base_sendi(bml_btl, NULL, &u, len, 0, MCA_BTL_NO_ORDER,
+                                           MCA_BTL_DES_FLAGS_PRIORITY |
+                                               MCA_BTL_DES_FLAGS_BTL_OWNERSHIP,
+                                           OB1X_BTL_TAG(OB1X_HDR_RGET), NULL)) {
+        return true;
+    }
+    rget_unstart(req);
+    return false;
+}
+
 int ob1x_send_start_rget(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
 {
-    size_t size = req->base.req_bytes_packed, len;
     mca_btl_base_descriptor_t *des;
+    size_t len;
     void *base;
     int n, registered, rc;
 
@@ -111,6 +173,9 @@ int ob1x_send_start_rget(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
     ob1x_rdma_deregister(req->rdma + n, registered - n); /* those that did not fit */
     if (0 == n) {
         return ob1x_send_start_sendrecv_pipeline(req, bml_btl);
+    }
+    if (rget_immediate(req, bml_btl, base, n, len)) {
+        return OMPI_SUCCESS;
     }
     mca_bml_base_alloc(bml_btl, &des, MCA_BTL_NO_ORDER, len,
                        MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP |
@@ -123,33 +188,18 @@ int ob1x_send_start_rget(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
     rget_fill(req, (ob1x_hdr_rget_t *) des->des_segments[0].seg_addr.pval, base, n);
     des->des_cbfunc = rget_sent;
     des->des_cbdata = req;
-
-    req->rdma_cnt = n;
-    req->protocol = OB1X_PROTO_RGET;
-    req->rndv_bytes = 0;
-    req->offset = req->frag_end = 0;
-    memset(req->frag_bytes, 0, sizeof(req->frag_bytes));
-    req->outstanding = (int64_t) size + 1; /* +1 this descriptor; no ACK comes */
-    OPAL_THREAD_ADD_FETCH32(&mca_pml_ob1x.rdma_live, 1);
-    ob1x_count_protocol(OB1X_PROTO_RGET, size);
+    rget_started(req, n, 1);
     rc = mca_bml_base_send(bml_btl, des, OB1X_BTL_TAG(OB1X_HDR_RGET));
     if (OPAL_LIKELY(rc >= 0)) {
-        if (MCA_PML_BASE_SEND_SYNCHRONOUS == req->base.req_send_mode) {
-            ob1x_count_event(OB1X_EV_SYNCHRONOUS);
-        }
         if (1 == rc) {
             ob1x_send_request_subtract(req, 1);
         }
         return OMPI_SUCCESS;
     }
-    (void) ob1x_counter_add(&ob1x_counters.messages[OB1X_PROTO_RGET], (uint64_t) -1);
-    (void) ob1x_counter_add(&ob1x_counters.bytes[OB1X_PROTO_RGET], (uint64_t) - (int64_t) size);
-    OPAL_THREAD_ADD_FETCH32(&mca_pml_ob1x.rdma_live, -1);
     mca_bml_base_free(bml_btl, des);
+    rget_unstart(req);
     ob1x_rdma_deregister(req->rdma, n);
     req->rdma_cnt = 0;
-    req->protocol = OB1X_PROTO_COUNT;
-    req->outstanding = (int64_t) size;
     return OMPI_ERR_OUT_OF_RESOURCE;
 }
 

@@ -38,9 +38,10 @@ int ob1x_send_start_eager_immediate(ob1x_send_request_t *req, mca_bml_base_btl_t
     return OMPI_SUCCESS;
 }
 
-/* Local completion of an eager message: its one descriptor carried it all. */
-static void send_eager_done(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
-                            mca_btl_base_descriptor_t *des, int status)
+/* Local completion of a descriptor that holds one unit of `outstanding`:
+ * an eager message's only one, or an RGET. */
+void ob1x_send_one_done(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+                        mca_btl_base_descriptor_t *des, int status)
 {
     ob1x_send_request_t *req = (ob1x_send_request_t *) des->des_cbdata;
 
@@ -57,7 +58,7 @@ void ob1x_send_request_adopt_eager(ob1x_send_request_t *req, mca_btl_base_descri
 {
     req->protocol = proto;
     req->outstanding = 1; /* the descriptor */
-    des->des_cbfunc = send_eager_done;
+    des->des_cbfunc = ob1x_send_one_done;
     des->des_cbdata = req;
 }
 
@@ -72,7 +73,7 @@ static inline __opal_attribute_always_inline__ int send_eager_des(ob1x_send_requ
 
     ob1x_send_request_fill_match((ob1x_hdr_match_t *) des->des_segments[0].seg_addr.pval, req,
                                  OB1X_HDR_MATCH, 0);
-    des->des_cbfunc = send_eager_done;
+    des->des_cbfunc = ob1x_send_one_done;
     des->des_cbdata = req;
     /* One unit for the descriptor; a buffered send holds one more until it
      * has signalled MPI completion below, so that the BTL's callback in

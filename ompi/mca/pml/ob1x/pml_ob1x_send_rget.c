@@ -19,20 +19,6 @@
 #include "pml_ob1x.h"
 #include "pml_ob1x_sendreq.h"
 
-/* The RGET descriptor is done locally: its unit of `outstanding`. */
-static void rget_sent(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
-                      mca_btl_base_descriptor_t *des, int status)
-{
-    ob1x_send_request_t *req = (ob1x_send_request_t *) des->des_cbdata;
-
-    (void) btl;
-    (void) ep;
-    if (OPAL_UNLIKELY(OMPI_SUCCESS != status)) {
-        ob1x_send_fatal(req->base.req_base.req_proc, status);
-    }
-    ob1x_send_request_subtract(req, 1);
-}
-
 /* Handle bytes of BTL i (none for a BTL that needs no registration). */
 static size_t rget_hs(const ob1x_send_request_t *req, int i)
 {
@@ -186,7 +172,7 @@ int ob1x_send_start_rget(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
     }
     des->des_segments[0].seg_len = len;
     rget_fill(req, (ob1x_hdr_rget_t *) des->des_segments[0].seg_addr.pval, base, n);
-    des->des_cbfunc = rget_sent;
+    des->des_cbfunc = ob1x_send_one_done;
     des->des_cbdata = req;
     rget_started(req, n, 1);
     rc = mca_bml_base_send(bml_btl, des, OB1X_BTL_TAG(OB1X_HDR_RGET));

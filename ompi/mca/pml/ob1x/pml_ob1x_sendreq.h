@@ -86,6 +86,11 @@ static inline bool ob1x_eager_des_copied(const mca_btl_base_descriptor_t *des, s
     return 1 == des->des_segment_count && des->des_segments[0].seg_len == OB1X_HDR_MATCH_LEN + size;
 }
 
+/* des_cbfunc of a descriptor that holds one unit of `outstanding` (an
+ * eager message's, an RGET's) (pml_ob1x_send_eager.c). */
+void ob1x_send_one_done(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
+                        mca_btl_base_descriptor_t *des, int status);
+
 /* Protocol starts, one per row of ob1x_protocols[] (pml_ob1x_send_eager.c,
  * pml_ob1x_send_pipeline.c). Each returns OMPI_SUCCESS, or
  * OMPI_ERR_OUT_OF_RESOURCE when the caller should queue the request. */

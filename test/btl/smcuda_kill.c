@@ -32,13 +32,6 @@
 #define VICTIM 2
 #define KILL_DEADLINE 10.0
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static int fail(const char *what)
 {
     printf("FAIL: %s\n", what);
@@ -95,14 +88,12 @@ static int dir_empty(const char *dir, char *leftover, size_t len)
 
 static int driver(int argc, char **argv)
 {
-    char dir[256], self[1024], line[512], leftover[256] = "", pmlbuf[64] = "ob1";
+    char dir[256], self[1024], leftover[256] = "", pmlbuf[64] = "ob1";
     char *cargv[64];
     const char *mpirun = getenv("OB1X_MPIRUN") ? getenv("OB1X_MPIRUN") : "mpirun";
-    int pfd[2], status, na = 0, killed = 0;
+    int status = 0, na = 0, killed;
     double t_kill = 0, t_end;
     ssize_t sl;
-    pid_t child;
-    FILE *out;
 
     sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (sl <= 0)
@@ -142,32 +133,10 @@ static int driver(int argc, char **argv)
     cargv[na++] = "worker";
     cargv[na] = NULL;
 
-    if (0 != pipe(pfd))
-        return fail("pipe");
-    child = fork();
-    if (0 == child) {
-        dup2(pfd[1], 1);
-        dup2(pfd[1], 2);
-        close(pfd[0]);
-        close(pfd[1]);
-        setpgid(0, 0);
-        execvpe(mpirun, cargv, btl_child_env());
-        _exit(127);
-    }
-    close(pfd[1]);
-    out = fdopen(pfd[0], "r");
-    alarm(120); /* the harness has its own timeout too */
-    while (fgets(line, sizeof(line), out)) {
-        if (!killed && strstr(line, "worker: killing")) {
-            killed = 1;
-            t_kill = now();
-        }
-        if (getenv("SMCUDA_KILL_VERBOSE"))
-            fputs(line, stdout);
-    }
-    waitpid(child, &status, 0);
-    t_end = now();
-    alarm(0);
+    if (0 != btl_child_run_kill(cargv, 120, NULL != getenv("SMCUDA_KILL_VERBOSE"), &t_kill, &t_end,
+                                &status))
+        return fail("cannot start mpirun");
+    killed = 0 != t_kill;
 
     if (!killed)
         return fail("the child job never reached the kill");

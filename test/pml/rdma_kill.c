@@ -31,13 +31,6 @@
 #define BIG (64u << 20)
 #define KILL_DEADLINE 15.0
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static int fail(const char *what)
 {
     printf("FAIL: %s [%s]\n", what, PROG);
@@ -80,14 +73,12 @@ static int worker(int victim)
 
 static int driver(int argc, char **argv)
 {
-    char self[1024], line[512], victim[32] = "worker1";
+    char self[1024], victim[32] = "worker1";
     char *cargv[96], *opts;
     const char *mpirun = getenv("MPIRUN") ? getenv("MPIRUN") : "mpirun";
-    int pfd[2], status, na = 0, killed = 0;
+    int status = 0, na = 0, killed;
     double t_kill = 0, t_end;
     ssize_t sl;
-    pid_t child;
-    FILE *out;
 
     sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (sl <= 0)
@@ -112,31 +103,9 @@ static int driver(int argc, char **argv)
     cargv[na++] = victim;
     cargv[na] = NULL;
 
-    if (0 != pipe(pfd))
-        return fail("pipe");
-    child = fork();
-    if (0 == child) {
-        dup2(pfd[1], 1);
-        dup2(pfd[1], 2);
-        close(pfd[0]);
-        close(pfd[1]);
-        setpgid(0, 0);
-        execvpe(mpirun, cargv, btl_child_env());
-        _exit(127);
-    }
-    close(pfd[1]);
-    out = fdopen(pfd[0], "r");
-    alarm(150); /* the harness has its own timeout too */
-    while (fgets(line, sizeof(line), out)) {
-        if (!killed && strstr(line, "worker: killing")) {
-            killed = 1;
-            t_kill = now();
-        }
-        fputs(line, stdout);
-    }
-    waitpid(child, &status, 0);
-    t_end = now();
-    alarm(0);
+    if (0 != btl_child_run_kill(cargv, 150, 1, &t_kill, &t_end, &status))
+        return fail("cannot start mpirun");
+    killed = 0 != t_kill;
 
     if (!killed)
         return fail("the child job never reached the kill");

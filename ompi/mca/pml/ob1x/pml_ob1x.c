@@ -215,6 +215,32 @@ int ob1x_enable(bool enable)
     return OMPI_SUCCESS;
 }
 
+int ob1x_pending_retry(opal_list_t *list, int (*try_one)(opal_list_item_t *item))
+{
+    int done = 0;
+
+    for (;;) {
+        opal_list_item_t *item;
+
+        OPAL_THREAD_LOCK(&mca_pml_ob1x.pending_lock);
+        item = opal_list_remove_first(list);
+        OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);
+        if (NULL == item) {
+            break;
+        }
+        if (OMPI_ERR_OUT_OF_RESOURCE == try_one(item)) {
+            /* Still no room: back in front, to keep the order. */
+            OPAL_THREAD_LOCK(&mca_pml_ob1x.pending_lock);
+            opal_list_prepend(list, item);
+            OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);
+            break;
+        }
+        opal_atomic_add_fetch_32(&mca_pml_ob1x.pending_count, -1);
+        ++done;
+    }
+    return done;
+}
+
 /* Retry sends that waited for BTL resources. */
 static int progress_sends(void)
 {

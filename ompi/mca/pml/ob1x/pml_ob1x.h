@@ -158,6 +158,11 @@ static inline bool ob1x_fault_injected(void)
     return 0 == OPAL_THREAD_ADD_FETCH32(&calls, 1) % mca_pml_ob1x.params.fault_every;
 }
 
+/* Takes the items of a pending list in order and hands each to try_one,
+ * which owns it unless it returns OMPI_ERR_OUT_OF_RESOURCE: then the item
+ * goes back in front and the pass stops. Returns how many went. */
+int ob1x_pending_retry(opal_list_t *list, int (*try_one)(opal_list_item_t *item));
+
 /* Note that ob1x_progress() has work to retry. */
 static inline void ob1x_pending_added(void)
 {

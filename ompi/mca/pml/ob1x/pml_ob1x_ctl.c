@@ -86,28 +86,19 @@ int ob1x_ctl_send(struct ompi_proc_t *proc, const ob1x_hdr_t *hdr)
     return OMPI_SUCCESS;
 }
 
+/* One queued control message: sent (and freed), or still no room. */
+static int ctl_retry(opal_list_item_t *item)
+{
+    ob1x_ctl_t *ctl = (ob1x_ctl_t *) item;
+
+    if (OMPI_ERR_OUT_OF_RESOURCE == ctl_try_send(ctl->proc, &ctl->hdr)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    OBJ_RELEASE(ctl);
+    return OMPI_SUCCESS;
+}
+
 int ob1x_ctl_progress(void)
 {
-    int sent = 0;
-
-    for (;;) {
-        ob1x_ctl_t *ctl;
-        OPAL_THREAD_LOCK(&mca_pml_ob1x.pending_lock);
-        ctl = (ob1x_ctl_t *) opal_list_remove_first(&mca_pml_ob1x.pending_ctl);
-        OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);
-        if (NULL == ctl) {
-            break;
-        }
-        if (OMPI_ERR_OUT_OF_RESOURCE == ctl_try_send(ctl->proc, &ctl->hdr)) {
-            /* Still no room: put it back in front to keep control order. */
-            OPAL_THREAD_LOCK(&mca_pml_ob1x.pending_lock);
-            opal_list_prepend(&mca_pml_ob1x.pending_ctl, &ctl->super);
-            OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);
-            break;
-        }
-        opal_atomic_add_fetch_32(&mca_pml_ob1x.pending_count, -1);
-        OBJ_RELEASE(ctl);
-        ++sent;
-    }
-    return sent;
+    return ob1x_pending_retry(&mca_pml_ob1x.pending_ctl, ctl_retry);
 }

@@ -354,30 +354,14 @@ void ob1x_rdma_op_start(ob1x_rdma_op_t *op)
     }
 }
 
+static int op_retry(opal_list_item_t *item)
+{
+    return op_try((ob1x_rdma_op_t *) item);
+}
+
 int ob1x_rdma_progress(void)
 {
-    int done = 0;
-
-    for (;;) {
-        ob1x_rdma_op_t *op;
-
-        OPAL_THREAD_LOCK(&mca_pml_ob1x.pending_lock);
-        op = (ob1x_rdma_op_t *) opal_list_remove_first(&mca_pml_ob1x.pending_rdma);
-        OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);
-        if (NULL == op) {
-            break;
-        }
-        opal_atomic_add_fetch_32(&mca_pml_ob1x.pending_count, -1);
-        if (OMPI_ERR_OUT_OF_RESOURCE == op_try(op)) {
-            OPAL_THREAD_LOCK(&mca_pml_ob1x.pending_lock);
-            opal_list_prepend(&mca_pml_ob1x.pending_rdma, &op->super.super);
-            OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);
-            ob1x_pending_added();
-            break;
-        }
-        ++done;
-    }
-    return done;
+    return ob1x_pending_retry(&mca_pml_ob1x.pending_rdma, op_retry);
 }
 
 void ob1x_rdma_fallback_notice(const ob1x_rdma_op_t *op, int status)

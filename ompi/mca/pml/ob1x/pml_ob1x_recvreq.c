@@ -34,6 +34,9 @@ static void recv_request_construct(ob1x_recv_request_t *req)
     req->base.req_base.req_ompi.req_cancel = recv_request_cancel;
     OBJ_CONSTRUCT(&req->lock, opal_mutex_t);
     OBJ_CONSTRUCT(&req->early_pieces, opal_list_t);
+    /* zero whenever the request is idle: completion deregisters and clears
+     * it, so every way of matching (posting, imrecv) starts from here */
+    req->rdma_cnt = 0;
 }
 
 static void recv_request_destruct(ob1x_recv_request_t *req)
@@ -379,8 +382,6 @@ void ob1x_recv_request_start(ob1x_recv_request_t *req)
     req->msg_length = 0;
     req->bytes_received = 0;
     req->release_bits &= OB1X_REL_FREED;
-    req->rdma_cnt = 0;
-    req->puts_in_flight = 0;
     if (0 != req->base.req_base.req_convertor.bConverted) {
         size_t zero = 0;
         opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);

@@ -332,26 +332,27 @@ static bool send_one_frag(ob1x_send_request_t *req)
     return true;
 }
 
-/* A range waiting for FRAGs. */
-typedef struct frag_range {
-    opal_list_item_t super;
-    size_t offset;
-    size_t length;
-} frag_range_t;
+/* A range waiting for FRAGs: the request's own one, or allocated when
+ * that is taken (ranges of RDMA given up). */
+typedef struct ob1x_frag_range frag_range_t;
 
 static OBJ_CLASS_INSTANCE(frag_range_t, opal_list_item_t, NULL, NULL);
 
 void ob1x_send_request_add_range(ob1x_send_request_t *req, size_t offset, size_t length)
 {
-    frag_range_t *r = OBJ_NEW(frag_range_t);
+    frag_range_t *r;
 
-    if (OPAL_UNLIKELY(NULL == r)) {
+    OPAL_THREAD_LOCK(&req->range_lock);
+    if (!req->range0_used) {
+        req->range0_used = true;
+        r = &req->range0;
+    } else if (OPAL_UNLIKELY(NULL == (r = OBJ_NEW(frag_range_t)))) {
+        OPAL_THREAD_UNLOCK(&req->range_lock);
         ob1x_send_fatal(req->base.req_base.req_proc, OMPI_ERR_OUT_OF_RESOURCE);
         return;
     }
     r->offset = offset;
     r->length = length;
-    OPAL_THREAD_LOCK(&req->range_lock);
     opal_list_append(&req->ranges, &r->super);
     OPAL_THREAD_ADD_FETCH32(&req->ranges_pending, 1);
     OPAL_THREAD_UNLOCK(&req->range_lock);
@@ -371,16 +372,22 @@ static bool next_range(ob1x_send_request_t *req)
     }
     OPAL_THREAD_LOCK(&req->range_lock);
     r = (frag_range_t *) opal_list_remove_first(&req->ranges);
+    if (NULL != r) {
+        /* frag_end first: a completion reading offset < frag_end in another
+         * thread must not see the new offset with the old end */
+        req->frag_end = r->offset + r->length;
+        req->offset = r->offset;
+        if (r == &req->range0) {
+            req->range0_used = false;
+        } else {
+            OBJ_RELEASE(r);
+        }
+    }
     OPAL_THREAD_UNLOCK(&req->range_lock);
     if (NULL == r) {
         return false;
     }
-    /* frag_end first: a completion reading offset < frag_end in another
-     * thread must not see the new offset with the old end */
-    req->frag_end = r->offset + r->length;
-    req->offset = r->offset;
     OPAL_THREAD_ADD_FETCH32(&req->ranges_pending, -1);
-    OBJ_RELEASE(r);
     return true;
 }
 

@@ -40,12 +40,15 @@ static void send_request_construct(ob1x_send_request_t *req)
     req->base.req_base.req_ompi.req_cancel = ob1x_send_request_cancel;
     OBJ_CONSTRUCT(&req->ranges, opal_list_t);
     OBJ_CONSTRUCT(&req->range_lock, opal_mutex_t);
+    OBJ_CONSTRUCT(&req->range0, opal_list_item_t);
+    req->range0_used = false;
 }
 
 static void send_request_destruct(ob1x_send_request_t *req)
 {
     OPAL_LIST_DESTRUCT(&req->ranges);
     OBJ_DESTRUCT(&req->range_lock);
+    OBJ_DESTRUCT(&req->range0);
 }
 
 OBJ_CLASS_INSTANCE(ob1x_send_request_t, mca_pml_base_send_request_t, send_request_construct,

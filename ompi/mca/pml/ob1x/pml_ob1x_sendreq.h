@@ -61,6 +61,14 @@ typedef struct ob1x_send_request {
     size_t frag_end;
     volatile int32_t ranges_pending;
     opal_list_t ranges;
+    /* The range of the ACK that answers the RNDV, kept here: the common
+     * case costs no allocation. */
+    struct ob1x_frag_range {
+        opal_list_item_t super;
+        size_t offset;
+        size_t length;
+    } range0;
+    bool range0_used;
     opal_mutex_t range_lock;
     size_t frag_bytes[OB1X_MAX_RDMA_BTLS]; /* FRAG bytes per BTL of btl_send, for the shares */
     /* RDMA: the BTLs the sender registered its buffer with (rget, rput). */
@@ -248,6 +256,7 @@ ob1x_send_request_reset(ob1x_send_request_t *req, int seq)
     req->release_bits &= OB1X_REL_FREED;
     req->frag_end = 0;
     req->ranges_pending = 0;
+    req->range0_used = false;
     req->rdma_cnt = 0;
 }
 

@@ -94,8 +94,16 @@ int ob1x_btls_setup(void)
 
 static const btl_entry_t *btl_find(const mca_btl_base_module_t *btl)
 {
-    for (int i = 0; i < nbtls; ++i) {
+    /* a message usually asks about the BTL the previous one used */
+    static int last; /* a hint only: relaxed, checked before use */
+    int i = __atomic_load_n(&last, __ATOMIC_RELAXED);
+
+    if (OPAL_LIKELY(i < nbtls && btls[i].btl == btl)) {
+        return &btls[i];
+    }
+    for (i = 0; i < nbtls; ++i) {
         if (btls[i].btl == btl) {
+            __atomic_store_n(&last, i, __ATOMIC_RELAXED);
             return &btls[i];
         }
     }
@@ -128,14 +136,23 @@ void ob1x_btl_count_id(uint32_t id, size_t bytes)
 
 /* ---------------------------------------------------------- BTL choice */
 
-static bool rdma_usable(mca_bml_base_endpoint_t *ep, mca_bml_base_btl_t *b, uint32_t flags)
+/* What b (of ep) can do for ob1x's RDMA protocols: MCA_BTL_FLAGS_GET
+ * and/or _PUT, or 0. */
+static uint32_t rdma_flags(mca_bml_base_endpoint_t *ep, mca_bml_base_btl_t *b)
 {
-    if (!(b->btl_flags & flags) || NULL == (flags & MCA_BTL_FLAGS_GET ? b->btl->btl_get
-                                                                      : b->btl->btl_put)) {
-        return false;
+    uint32_t f = 0;
+
+    if ((b->btl_flags & MCA_BTL_FLAGS_GET) && NULL != b->btl->btl_get) {
+        f |= MCA_BTL_FLAGS_GET;
     }
-    return mca_pml_ob1x.params.use_all_rdma ||
-           NULL != mca_bml_base_btl_array_find(&ep->btl_send, b->btl);
+    if ((b->btl_flags & MCA_BTL_FLAGS_PUT) && NULL != b->btl->btl_put) {
+        f |= MCA_BTL_FLAGS_PUT;
+    }
+    if (0 != f && !mca_pml_ob1x.params.use_all_rdma &&
+        NULL == mca_bml_base_btl_array_find(&ep->btl_send, b->btl)) {
+        f = 0;
+    }
+    return f;
 }
 
 int ob1x_rdma_btls(mca_bml_base_endpoint_t *ep, uint32_t flags, ob1x_rdma_btl_t *out)
@@ -145,7 +162,7 @@ int ob1x_rdma_btls(mca_bml_base_endpoint_t *ep, uint32_t flags, ob1x_rdma_btl_t 
 
     for (size_t i = 0; i < n && used < mca_pml_ob1x.params.max_rdma_per_request; ++i) {
         mca_bml_base_btl_t *b = mca_bml_base_btl_array_get_index(&ep->btl_rdma, i);
-        if (rdma_usable(ep, b, flags)) {
+        if (0 != (rdma_flags(ep, b) & flags)) {
             memset(&out[used], 0, sizeof(out[used]));
             out[used++].bml_btl = b;
         }
@@ -153,16 +170,17 @@ int ob1x_rdma_btls(mca_bml_base_endpoint_t *ep, uint32_t flags, ob1x_rdma_btl_t 
     return used;
 }
 
-mca_bml_base_btl_t *ob1x_rdma_btl_first(mca_bml_base_endpoint_t *ep)
+mca_bml_base_btl_t *ob1x_rdma_btl_first(mca_bml_base_endpoint_t *ep, uint32_t *flags)
 {
     size_t n = mca_bml_base_btl_array_get_size(&ep->btl_rdma);
 
     for (size_t i = 0; i < n; ++i) {
         mca_bml_base_btl_t *b = mca_bml_base_btl_array_get_index(&ep->btl_rdma, i);
-        if (rdma_usable(ep, b, MCA_BTL_FLAGS_GET) || rdma_usable(ep, b, MCA_BTL_FLAGS_PUT)) {
+        if (0 != (*flags = rdma_flags(ep, b))) {
             return b;
         }
     }
+    *flags = 0;
     return NULL;
 }
 
@@ -184,6 +202,12 @@ void ob1x_rdma_shares(ob1x_rdma_btl_t *btls_, int n, size_t offset, size_t lengt
 {
     double total = 0;
     size_t left = length;
+
+    if (1 == n) { /* the usual case: no floating point */
+        btls_[0].offset = offset;
+        btls_[0].length = length;
+        return;
+    }
 
     for (int i = 0; i < n; ++i) {
         total += btls_[i].bml_btl->btl->btl_bandwidth ? btls_[i].bml_btl->btl->btl_bandwidth : 1;
@@ -217,11 +241,6 @@ bool ob1x_rdma_prefer_copy(mca_bml_base_btl_t *b, size_t size)
         return true;
     }
     return false;
-}
-
-bool ob1x_rdma_btl_can(mca_bml_base_endpoint_t *ep, mca_bml_base_btl_t *b, uint32_t flags)
-{
-    return rdma_usable(ep, b, flags);
 }
 
 int ob1x_rdma_register(ob1x_rdma_btl_t *b, int n, unsigned char *base, uint32_t access)

@@ -55,11 +55,9 @@ void ob1x_btl_count_id(uint32_t id, size_t bytes);
  */
 int ob1x_rdma_btls(mca_bml_base_endpoint_t *ep, uint32_t flags, ob1x_rdma_btl_t *out);
 
-/* The first of them, or NULL: what the protocol selector looks at. */
-mca_bml_base_btl_t *ob1x_rdma_btl_first(mca_bml_base_endpoint_t *ep);
-
-/* Can b (of ep) do `flags` for ob1x's RDMA protocols? */
-bool ob1x_rdma_btl_can(mca_bml_base_endpoint_t *ep, mca_bml_base_btl_t *b, uint32_t flags);
+/* The first of them, or NULL: what the protocol selector looks at.
+ * *flags: what it can do (MCA_BTL_FLAGS_GET and/or _PUT). */
+mca_bml_base_btl_t *ob1x_rdma_btl_first(mca_bml_base_endpoint_t *ep, uint32_t *flags);
 
 /* Do b's published figures favour its copy path for `size` bytes
  * (common_ob1x_hints.h; false for a BTL that publishes none)? Counted. */

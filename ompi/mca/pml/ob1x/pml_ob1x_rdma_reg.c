@@ -19,6 +19,12 @@
  * only when mpi_leave_pinned (or mpi_leave_pinned_pipeline) is on and the
  * memory hooks are in place; otherwise the registration bypasses the cache
  * and is undone at release.
+ *
+ * A BTL whose registration pins nothing (OB1X_BTL_PROP_REG_FREE in the hints
+ * registry: smcuda) is registered directly, without grdma, unless the user
+ * set mpi_leave_pinned to 1: a cache lookup (lock, interval tree, LRU) costs
+ * several times the registration it saves, and a handle that only names an
+ * address range cannot go stale.
  */
 #include "ompi_config.h"
 
@@ -26,6 +32,7 @@
 #include <string.h>
 
 #include "opal/mca/base/base.h"
+#include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/btl/base/base.h"
 #include "opal/mca/rcache/base/base.h"
 #include "opal/memoryhooks/memory.h"
@@ -35,6 +42,7 @@
 #include "pml_ob1x.h"
 #include "pml_ob1x_pvars.h"
 #include "pml_ob1x_rdma_reg.h"
+#include "common_ob1x_hints.h"
 
 /* One registration: grdma's record (first, grdma allocates sizeof_reg) and
  * the BTL's handle. */
@@ -52,6 +60,8 @@ typedef struct ob1x_reg_cache {
     mca_btl_base_module_t *btl;
     mca_rcache_base_module_t *rcache; /* NULL: creation failed, every acquire is refused */
     bool keep;                        /* ob1x may keep this BTL's registrations (leave pinned) */
+    bool direct;                      /* registered without the cache (free registration) */
+    bool local_free;                  /* the local side of put/get needs no registration */
     char name[64];                    /* grdma's cache name, unique to the module */
 } ob1x_reg_cache_t;
 
@@ -61,6 +71,8 @@ typedef struct ob1x_reg_cache {
 static struct {
     opal_mutex_t lock; /* creation and teardown of caches */
     bool inited;
+    bool leave_pinned_set; /* mpi_leave_pinned=1 given by the user */
+    opal_free_list_t direct_regs; /* records of direct registrations */
     ob1x_reg_cache_t caches[OB1X_REG_MAX_CACHES];
     /* Entries [0, count) are complete: written before count is raised,
      * so acquire reads them without the lock. */
@@ -151,6 +163,9 @@ static void reg_cache_create(ob1x_reg_cache_t *c, mca_btl_base_module_t *btl, in
 
     c->btl = btl;
     c->keep = btl_has_no_cache(btl);
+    c->direct = !ob1x_reg_state.leave_pinned_set &&
+                0 != (ob1x_btl_props(btl) & OB1X_BTL_PROP_REG_FREE);
+    c->local_free = 0 != (ob1x_btl_props(btl) & OB1X_BTL_PROP_LOCAL_FREE);
     snprintf(c->name, sizeof(c->name), "pml_ob1x.%s.%d",
              btl->btl_component->btl_version.mca_component_name, index);
     memset(&res, 0, sizeof(res));
@@ -163,8 +178,9 @@ static void reg_cache_create(ob1x_reg_cache_t *c, mca_btl_base_module_t *btl, in
      * resolves mpi_leave_pinned=auto (on when the hooks work); with
      * leave_pinned=1 and no hooks it shows its help message and fails. */
     c->rcache = mca_rcache_base_module_create("grdma", c, &res);
-    OB1X_VERBOSE(10, "registration cache %s: %s%s", c->name, c->rcache ? "created" : "FAILED",
-                 c->keep ? "" : " (the BTL caches its own registrations)");
+    OB1X_VERBOSE(10, "registration cache %s: %s%s%s", c->name, c->rcache ? "created" : "FAILED",
+                 c->keep ? "" : " (the BTL caches its own registrations)",
+                 c->direct ? " (free registrations: made directly)" : "");
 }
 
 /* Called with the lock held. */
@@ -198,15 +214,35 @@ static ob1x_reg_cache_t *reg_cache_add(mca_btl_base_module_t *btl)
 
 static ob1x_reg_cache_t *reg_cache_get(mca_btl_base_module_t *btl)
 {
+    static int32_t last; /* a hint only: relaxed, checked before use */
     int32_t n = ob1x_reg_state.count;
+    int32_t k = __atomic_load_n(&last, __ATOMIC_RELAXED);
 
     opal_atomic_rmb(); /* the count before the entries it covers */
+    if (OPAL_LIKELY(k < n && ob1x_reg_state.caches[k].btl == btl)) {
+        return &ob1x_reg_state.caches[k];
+    }
     for (int32_t i = 0; i < n; i++) {
         if (ob1x_reg_state.caches[i].btl == btl) {
+            __atomic_store_n(&last, i, __ATOMIC_RELAXED);
             return &ob1x_reg_state.caches[i];
         }
     }
     return reg_cache_add(btl);
+}
+
+/* Did the user set mpi_leave_pinned to 1 (rather than leave it "auto",
+ * which the rcache base resolves to 1 when the memory hooks work)? */
+static bool leave_pinned_given(void)
+{
+    mca_base_var_source_t source = MCA_BASE_VAR_SOURCE_DEFAULT;
+    int idx = mca_base_var_find("opal", "mpi", NULL, "leave_pinned");
+
+    if (idx < 0 || OPAL_SUCCESS != mca_base_var_get_value(idx, NULL, &source, NULL)) {
+        return false;
+    }
+    return 1 == opal_leave_pinned && MCA_BASE_VAR_SOURCE_DEFAULT != source &&
+           MCA_BASE_VAR_SOURCE_SET != source;
 }
 
 /* Open MPI opens the rcache framework in MPI_Init; ob1x holds its own
@@ -226,6 +262,17 @@ int ob1x_reg_init(void)
         return rc;
     }
     OBJ_CONSTRUCT(&ob1x_reg_state.lock, opal_mutex_t);
+    OBJ_CONSTRUCT(&ob1x_reg_state.direct_regs, opal_free_list_t);
+    rc = opal_free_list_init(&ob1x_reg_state.direct_regs, sizeof(ob1x_reg_t), 8,
+                             OBJ_CLASS(mca_rcache_base_registration_t), 0, 0, 16, -1, 16, NULL,
+                             0, NULL, NULL, NULL);
+    if (OPAL_SUCCESS != rc) {
+        OBJ_DESTRUCT(&ob1x_reg_state.direct_regs);
+        OBJ_DESTRUCT(&ob1x_reg_state.lock);
+        (void) mca_base_framework_close(&opal_rcache_base_framework);
+        return rc;
+    }
+    ob1x_reg_state.leave_pinned_set = leave_pinned_given();
     ob1x_reg_state.inited = true;
     OPAL_LIST_FOREACH(sm, &mca_btl_base_modules_initialized, mca_btl_base_selected_module_t)
     {
@@ -254,9 +301,44 @@ void ob1x_reg_fini(void)
         c->btl = NULL;
     }
     ob1x_reg_state.count = 0;
+    OBJ_DESTRUCT(&ob1x_reg_state.direct_regs);
     OBJ_DESTRUCT(&ob1x_reg_state.lock);
     ob1x_reg_state.inited = false;
     (void) mca_base_framework_close(&opal_rcache_base_framework);
+}
+
+/* The local side of a put or get (no remote access asked for) on a BTL
+ * that reads and writes it in place needs no registration. */
+static inline bool local_needs_none(const ob1x_reg_cache_t *c, uint32_t access)
+{
+    const uint32_t remote = MCA_BTL_REG_FLAG_REMOTE_READ | MCA_BTL_REG_FLAG_REMOTE_WRITE |
+                            MCA_BTL_REG_FLAG_REMOTE_ATOMIC;
+
+    return c->local_free && 0 == (access & remote);
+}
+
+/* A registration of a BTL whose registration is free: made for this call
+ * and undone at release, its record from our own free list. */
+static int reg_direct(ob1x_reg_cache_t *c, mca_bml_base_btl_t *bml_btl, void *base, size_t size,
+                      uint32_t access, ob1x_reg_t **reg, mca_btl_base_registration_handle_t **handle)
+{
+    ob1x_reg_t *r = (ob1x_reg_t *) opal_free_list_get(&ob1x_reg_state.direct_regs);
+
+    if (OPAL_UNLIKELY(NULL == r)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    r->super.rcache = NULL; /* marks a direct registration for release */
+    r->btl = c->btl;
+    r->handle = c->btl->btl_register_mem(c->btl, bml_btl->btl_endpoint, base, size > 0 ? size : 1,
+                                         access);
+    if (OPAL_UNLIKELY(NULL == r->handle)) {
+        opal_free_list_return(&ob1x_reg_state.direct_regs, &r->super.super);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    ob1x_count_event(OB1X_EV_REG_MADE);
+    *reg = r;
+    *handle = r->handle;
+    return OMPI_SUCCESS;
 }
 
 int ob1x_reg_acquire(mca_bml_base_btl_t *bml_btl, void *base, size_t size, uint32_t access,
@@ -281,6 +363,12 @@ int ob1x_reg_acquire(mca_bml_base_btl_t *bml_btl, void *base, size_t size, uint3
     if (OPAL_UNLIKELY(NULL == c || NULL == c->rcache)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    if (local_needs_none(c, access)) {
+        return OMPI_SUCCESS;
+    }
+    if (c->direct) {
+        return reg_direct(c, bml_btl, base, size, access, reg, handle);
+    }
     /* Flags beyond the access bits (GPU memory) are the BTL's business:
      * grdma's page ranges and hooks are for host memory. */
     keep = c->keep && rc_access == access && ob1x_reg_leave_pinned();
@@ -303,9 +391,14 @@ int ob1x_reg_acquire(mca_bml_base_btl_t *bml_btl, void *base, size_t size, uint3
 
 void ob1x_reg_release(ob1x_reg_t *reg)
 {
-    if (NULL != reg) {
-        mca_rcache_base_module_t *rcache = reg->super.rcache;
-
-        (void) rcache->rcache_deregister(rcache, &reg->super);
+    if (NULL == reg) {
+        return;
     }
+    if (NULL == reg->super.rcache) {
+        (void) reg->btl->btl_deregister_mem(reg->btl, reg->handle);
+        reg->handle = NULL;
+        opal_free_list_return(&ob1x_reg_state.direct_regs, &reg->super.super);
+        return;
+    }
+    (void) reg->super.rcache->rcache_deregister(reg->super.rcache, &reg->super);
 }

@@ -253,7 +253,16 @@ static bool smcuda_hints(struct mca_btl_base_module_t *btl, struct mca_btl_base_
 
 int mca_btl_smcuda_hints_register(mca_btl_smcuda_module_t *m)
 {
-    return ob1x_btl_hints_register(&m->super, smcuda_hints);
+    if (0 != ob1x_btl_hints_register(&m->super, smcuda_hints)) {
+        return -1;
+    }
+    /* our handles only name an address range (single copy reads the peer's
+     * memory in place): registering pins nothing, and the local side of a
+     * put or get needs none. Not said through the BTL's own
+     * btl_{get,put}_local_registration_threshold: with those raised, stock
+     * osc/rdma 4.1 over smcuda dies of a call through a NULL pointer
+     * (btl.smcuda.osc*). */
+    return ob1x_btl_props_set(&m->super, OB1X_BTL_PROP_REG_FREE | OB1X_BTL_PROP_LOCAL_FREE);
 }
 
 void mca_btl_smcuda_hints_deregister(mca_btl_smcuda_module_t *m)

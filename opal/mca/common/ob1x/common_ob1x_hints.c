@@ -26,14 +26,20 @@
 typedef struct {
     const struct mca_btl_base_module_t *btl; /* NULL: free */
     ob1x_btl_hints_fn_t fn;
+    unsigned props; /* OB1X_BTL_PROP_* */
 } hints_slot_t;
 
 static hints_slot_t slots[OB1X_HINTS_SLOTS];
 static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Slots [0, slots_high) have ever been used: lookups stop there, so a BTL
+ * that publishes nothing (looked up per message) costs a few instructions. */
+static int slots_high;
 
 static hints_slot_t *slot_of(const struct mca_btl_base_module_t *btl)
 {
-    for (int i = 0; i < OB1X_HINTS_SLOTS; ++i) {
+    int high = NULL == btl ? OB1X_HINTS_SLOTS : __atomic_load_n(&slots_high, __ATOMIC_ACQUIRE);
+
+    for (int i = 0; i < high; ++i) {
         if (__atomic_load_n(&slots[i].btl, __ATOMIC_ACQUIRE) == btl) {
             return &slots[i];
         }
@@ -57,8 +63,15 @@ int ob1x_btl_hints_register(struct mca_btl_base_module_t *btl, ob1x_btl_hints_fn
     if (NULL != s) {
         __atomic_store_n(&s->fn, fn, __ATOMIC_RELEASE);
     } else if (NULL != (s = slot_of(NULL))) {
+        int index = (int) (s - slots);
+
         __atomic_store_n(&s->fn, fn, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->props, 0u, __ATOMIC_RELAXED);
         __atomic_store_n(&s->btl, btl, __ATOMIC_RELEASE);
+        if (index >= slots_high) {
+            /* after the slot: a reader that sees the new bound sees it */
+            __atomic_store_n(&slots_high, index + 1, __ATOMIC_RELEASE);
+        }
     } else {
         rc = -1;
     }
@@ -91,4 +104,29 @@ ob1x_btl_hints_fn_t ob1x_btl_hints_find(const struct mca_btl_base_module_t *btl)
     }
     s = slot_of(btl);
     return NULL != s ? __atomic_load_n(&s->fn, __ATOMIC_ACQUIRE) : NULL;
+}
+
+int ob1x_btl_props_set(struct mca_btl_base_module_t *btl, unsigned props)
+{
+    hints_slot_t *s;
+    int rc = -1;
+
+    if (NULL == btl) {
+        return -1;
+    }
+    pthread_mutex_lock(&slots_lock);
+    s = slot_of(btl);
+    if (NULL != s) {
+        __atomic_store_n(&s->props, props, __ATOMIC_RELEASE);
+        rc = 0;
+    }
+    pthread_mutex_unlock(&slots_lock);
+    return rc;
+}
+
+unsigned ob1x_btl_props(const struct mca_btl_base_module_t *btl)
+{
+    hints_slot_t *s = NULL == btl ? NULL : slot_of(btl);
+
+    return NULL != s ? __atomic_load_n(&s->props, __ATOMIC_ACQUIRE) : 0u;
 }

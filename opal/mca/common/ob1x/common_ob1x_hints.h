@@ -61,6 +61,20 @@ void ob1x_btl_hints_deregister(struct mca_btl_base_module_t *btl);
 /* NULL for a BTL that publishes nothing. */
 ob1x_btl_hints_fn_t ob1x_btl_hints_find(const struct mca_btl_base_module_t *btl);
 
+/* Properties of a registered module that do not depend on the peer or the
+ * size, read when an upper layer sets up its state for the module. */
+/* btl_register_mem pins nothing and costs a few stores (the handle only
+ * names the address range): a registration cache can only add cost, and a
+ * registration can never go stale. */
+#define OB1X_BTL_PROP_REG_FREE 0x1u
+/* The local buffer of a btl_put / btl_get needs no registration (the BTL
+ * reads or writes it in place): local_handle may be NULL. */
+#define OB1X_BTL_PROP_LOCAL_FREE 0x2u
+/* Sets the properties of a module already registered (-1 when it is not). */
+int ob1x_btl_props_set(struct mca_btl_base_module_t *btl, unsigned props);
+/* 0 for a module that published nothing. */
+unsigned ob1x_btl_props(const struct mca_btl_base_module_t *btl);
+
 /*
  * The rule (used by pml/ob1x's protocol selector; docs/ob1x.md): does the
  * copy path beat single copy for a message of `size` bytes, given the

@@ -219,7 +219,7 @@ static const ob1x_param_t params[] = {
 static void set_module_defaults(mca_btl_base_module_t *b)
 {
     /* stock's rank: below the shared-memory BTLs, above tcp */
-    b->btl_exclusivity = MCA_BTL_EXCLUSIVITY_HIGH - 49;
+    b->btl_exclusivity = MCA_BTL_EXCLUSIVITY_HIGH - 50;
     b->btl_eager_limit = 16 * 1024;
     b->btl_rndv_eager_limit = 16 * 1024;
     b->btl_max_send_size = 64 * 1024;

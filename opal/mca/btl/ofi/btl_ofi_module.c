@@ -294,16 +294,17 @@ static mca_btl_ofi_endpoint_t *proc_endpoint(mca_btl_ofi_module_t *m, struct opa
 {
     mca_btl_ofi_endpoint_t *ep = mca_btl_ofi_endpoint_lookup(m, proc->proc_name);
     char addr[256];
+    int rx_contexts = 0;
     size_t len;
 
     if (NULL != ep) {
         return ep;
     }
-    len = mca_btl_ofi_peer_address(m, proc, addr);
+    len = mca_btl_ofi_peer_address(m, proc, addr, &rx_contexts);
     if (0 == len) {
         return NULL;
     }
-    return mca_btl_ofi_endpoint_create(m, proc, addr, len);
+    return mca_btl_ofi_endpoint_create(m, proc, addr, len, rx_contexts);
 }
 
 static int ofi_add_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opal_proc_t **procs,

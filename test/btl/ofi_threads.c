@@ -67,8 +67,8 @@ int main(int argc, char **argv)
     CHECK(size <= 64, "at most 64 ranks");
     base = calloc((size_t) n, sizeof(*base));
     CHECK(base, "out of memory");
-    MPI_Win_create(base, n * (MPI_Aint) sizeof(*base), sizeof(*base), MPI_INFO_NULL,
-                   MPI_COMM_WORLD, &win);
+    MPI_Win_create(base, n * (MPI_Aint) sizeof(*base), sizeof(*base), MPI_INFO_NULL, MPI_COMM_WORLD,
+                   &win);
     MPI_Win_lock_all(0, win);
     for (int t = 0; t < THREADS; ++t) {
         pthread_create(&th[t], NULL, worker, (void *) (intptr_t) t);

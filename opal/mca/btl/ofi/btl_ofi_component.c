@@ -711,8 +711,9 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool progress_threads, bo
     with_atomics = MCA_BTL_OFI_MODE_TWO_SIDED != c->mode ? getinfo(true) : NULL;
     n = choose(list, with_atomics, chosen, c->max_modules);
     if (0 == n) {
-        opal_output_verbose(1, c->output, "btl/ofi: no provider left after the include/exclude "
-                                          "lists");
+        opal_output_verbose(1, c->output,
+                            "btl/ofi: no provider left after the include/exclude "
+                            "lists");
     } else {
         btls = open_modules(chosen, n, num_btls);
     }

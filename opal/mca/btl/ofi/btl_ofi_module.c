@@ -48,8 +48,8 @@ mca_btl_ofi_module_t mca_btl_ofi_module_template = {
 static const char *apply_mr_mode(mca_btl_ofi_module_t *m)
 {
     int mode = m->info->domain_attr->mr_mode;
-    const int known = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_LOCAL |
-                      FI_MR_ENDPOINT;
+    const int known =
+        FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_LOCAL | FI_MR_ENDPOINT;
     int force = mca_btl_ofi_component.mr_force;
 
     /* the API 1.0 values: BASIC means exactly these three bits, SCALABLE
@@ -79,9 +79,8 @@ static const char *apply_mr_mode(mca_btl_ofi_module_t *m)
 
 static void skip_line(const struct fi_info *info, const char *why)
 {
-    opal_output_verbose(1, mca_btl_ofi_component.output,
-                        "btl/ofi: provider %s on %s not used: %s", info->fabric_attr->prov_name,
-                        info->domain_attr->name, why);
+    opal_output_verbose(1, mca_btl_ofi_component.output, "btl/ofi: provider %s on %s not used: %s",
+                        info->fabric_attr->prov_name, info->domain_attr->name, why);
 }
 
 /* The upper layer's view: which operations this module offers. */
@@ -277,9 +276,9 @@ mca_btl_ofi_module_t *mca_btl_ofi_module_open(struct fi_info *info, int index)
                         m->use_virt_addr ? " virt_addr" : " offset",
                         m->use_prov_key ? " prov_key" : " own keys", m->mr_local ? " local" : "",
                         m->mr_endpoint ? " endpoint" : "",
-                        m->native_atomics ? "native"
+                        m->native_atomics                 ? "native"
                         : NULL != m->super.btl_atomic_fop ? "as active messages"
-                                                           : "none",
+                                                          : "none",
                         m->two_sided ? "on" : "off");
     return m;
 }

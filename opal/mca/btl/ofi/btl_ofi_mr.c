@@ -20,7 +20,7 @@
 #include "opal/util/output.h"
 
 #define REG_OF(handle_ptr)                                                                         \
-    ((mca_btl_ofi_reg_t *) ((char *) (handle_ptr) - offsetof(mca_btl_ofi_reg_t, handle)))
+    ((mca_btl_ofi_reg_t *) ((char *) (handle_ptr) -offsetof(mca_btl_ofi_reg_t, handle)))
 
 static uint64_t access_of(const mca_btl_ofi_module_t *m)
 {
@@ -128,8 +128,8 @@ void *mca_btl_ofi_local_desc_temp(mca_btl_ofi_module_t *m, void *addr, size_t le
     if (NULL != local_handle) {
         return local_handle->desc;
     }
-    if (OPAL_SUCCESS != m->rcache->rcache_register(m->rcache, addr, len, 0,
-                                                   MCA_RCACHE_ACCESS_LOCAL_WRITE, &reg)) {
+    if (OPAL_SUCCESS !=
+        m->rcache->rcache_register(m->rcache, addr, len, 0, MCA_RCACHE_ACCESS_LOCAL_WRITE, &reg)) {
         return NULL;
     }
     *temp = reg;
@@ -164,8 +164,7 @@ static int op_init(opal_free_list_item_t *item, void *ctx)
     op->module = (mca_btl_ofi_module_t *) ctx;
     op->operands = (uint64_t *) item->ptr;
     op->operands_desc =
-        NULL != item->registration ? ((mca_btl_ofi_reg_t *) item->registration)->handle.desc
-                                   : NULL;
+        NULL != item->registration ? ((mca_btl_ofi_reg_t *) item->registration)->handle.desc : NULL;
     return OPAL_SUCCESS;
 }
 

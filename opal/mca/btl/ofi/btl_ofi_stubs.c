@@ -55,8 +55,8 @@ int mca_btl_ofi_send(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
 
 int mca_btl_ofi_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
                       struct opal_convertor_t *convertor, void *header, size_t header_size,
-                      size_t payload_size, uint8_t order, uint32_t flags,
-                      mca_btl_base_tag_t tag, mca_btl_base_descriptor_t **descriptor)
+                      size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
+                      mca_btl_base_descriptor_t **descriptor)
 {
     (void) btl, (void) ep, (void) convertor, (void) header, (void) header_size;
     (void) payload_size, (void) order, (void) flags, (void) tag;
@@ -67,8 +67,7 @@ int mca_btl_ofi_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
 }
 
 int mca_btl_ofi_am_aop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
-                       uint64_t remote_address,
-                       mca_btl_base_registration_handle_t *remote_handle,
+                       uint64_t remote_address, mca_btl_base_registration_handle_t *remote_handle,
                        mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
                        mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
@@ -82,8 +81,7 @@ int mca_btl_ofi_am_afop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
                         mca_btl_base_registration_handle_t *local_handle,
                         mca_btl_base_registration_handle_t *remote_handle,
                         mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
-                        mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
-                        void *cbdata)
+                        mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
     (void) btl, (void) ep, (void) local_address, (void) remote_address, (void) local_handle;
     (void) remote_handle, (void) op, (void) operand, (void) flags, (void) order;
@@ -96,8 +94,7 @@ int mca_btl_ofi_am_acswap(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *e
                           mca_btl_base_registration_handle_t *local_handle,
                           mca_btl_base_registration_handle_t *remote_handle, uint64_t compare,
                           uint64_t value, int flags, int order,
-                          mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
-                          void *cbdata)
+                          mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
     (void) btl, (void) ep, (void) local_address, (void) remote_address, (void) local_handle;
     (void) remote_handle, (void) compare, (void) value, (void) flags, (void) order;

@@ -267,6 +267,12 @@ mca_btl_ofi_module_t *mca_btl_ofi_module_open(struct fi_info *info, int index)
         m->two_sided = false;
     }
     set_module_ops(m);
+    if (!(m->super.btl_flags & (MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_RDMA))) {
+        /* btl_ofi_mode asked for what this build or provider lacks */
+        skip_line(info, "it would offer neither send nor put/get (btl_ofi_mode)");
+        (void) mca_btl_ofi_finalize(&m->super);
+        return NULL;
+    }
     c->eager_size = m->super.btl_eager_limit;
     opal_output_verbose(1, c->output,
                         "btl/ofi: module %d: provider %s, domain %s, %d context(s)%s, MR:%s%s%s%s, "
@@ -298,6 +304,10 @@ static mca_btl_ofi_endpoint_t *proc_endpoint(mca_btl_ofi_module_t *m, struct opa
 
     if (NULL != ep) {
         return ep;
+    }
+    /* a provider for this node only (shm) reaches no other node */
+    if (!(m->info->caps & FI_REMOTE_COMM) && !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags)) {
+        return NULL;
     }
     len = mca_btl_ofi_peer_address(m, proc, addr, &rx_contexts);
     if (0 == len) {

@@ -100,6 +100,11 @@ mca_btl_base_registration_handle_t *mca_btl_ofi_register_mem(mca_btl_base_module
     int rc;
 
     (void) ep;
+#if OPAL_CUDA_SUPPORT
+    if (OFI_UNLIKELY(flags & MCA_BTL_REG_FLAG_CUDA_GPU_MEM)) {
+        return NULL; /* device memory needs FI_HMEM, not requested yet (docs/ofi.md) */
+    }
+#endif
     rc = m->rcache->rcache_register(m->rcache, base, size, 0, access, &reg);
     if (OFI_UNLIKELY(OPAL_SUCCESS != rc || NULL == reg)) {
         return NULL;

@@ -70,6 +70,8 @@ enum {
 
 struct mca_btl_ofi_context;
 struct mca_btl_ofi_op;
+/* btl.h names the endpoint only as a struct */
+typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
 
 /* Called from progress when the operation's completion (or error) is read
  * from its context's CQ. `entry` is the CQ entry (len, buf, flags for
@@ -174,6 +176,13 @@ typedef struct mca_btl_ofi_module {
     void *recv_state;
 
     uint64_t pv[OFI_PV_COUNT];
+
+    /* --- added by the core (btl_ofi_rdma.c, btl_ofi_mr.c, btl_ofi_context.c) --- */
+    opal_free_list_t rdma_ops; /* mca_btl_ofi_rdma_op_t, operands in registered memory */
+    uint64_t next_key;         /* our own MR keys when the provider lacks FI_MR_PROV_KEY */
+    size_t addr_len;           /* bytes of our endpoint name (fi_getname) */
+    char addr[256];            /* our endpoint name, published in the modex */
+    bool finalized;
 } mca_btl_ofi_module_t;
 
 struct mca_btl_base_endpoint_t {
@@ -181,6 +190,7 @@ struct mca_btl_base_endpoint_t {
     struct opal_proc_t *ep_proc;
     mca_btl_ofi_module_t *module;
     fi_addr_t peer_addr; /* AV address of the peer's (scalable) endpoint */
+    volatile int64_t outstanding; /* RDMA/atomics to this peer in flight (btl_flush) */
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_ofi_endpoint_t;
 OBJ_CLASS_DECLARATION(mca_btl_ofi_endpoint_t);
@@ -197,14 +207,48 @@ typedef struct mca_btl_ofi_component {
     int mode; /* MCA_BTL_OFI_MODE_* */
     int num_contexts_per_module;
     bool disable_sep;
-    int progress_threshold; /* CQ entries read per context per progress call */
+    int progress_threshold; /* operations in flight above which starting one more
+                               progresses first (stock meaning) */
     int max_modules;
     int verbose;
     int output;
     int mr_force; /* test-only: force the offset / local-registration paths */
     int rd_num;        /* receive buffers posted */
     size_t eager_size;  /* size of a posted receive buffer */
+
+    /* --- added by the core --- */
+    int num_cq_read;   /* CQ entries read per context per progress call */
+    char *progress_mode_string; /* btl_ofi_progress_mode: unspec, auto, manual */
+    enum fi_progress progress_mode;
+    bool mpi_threads;  /* MPI_THREAD_MULTIPLE: contexts are locked */
+    /* MPI_T counters: the sums over modules (mca_btl_ofi_pv_add adds to both) */
+    uint64_t pv_total[OFI_PV_COUNT];
 } mca_btl_ofi_component_t;
+
+/* btl_ofi_mr_force bits (test only) */
+enum {
+    MCA_BTL_OFI_MR_FORCE_OFFSET = 0x1, /* act as if the provider lacked FI_MR_VIRT_ADDR */
+    MCA_BTL_OFI_MR_FORCE_LOCAL = 0x2,  /* act as if it required FI_MR_LOCAL */
+};
+
+/* An RDMA or native atomic operation in flight (btl_ofi_rdma.c,
+ * btl_ofi_atomic.c). The item's payload (registered through the rcache)
+ * holds the operands of atomics, so FI_MR_LOCAL providers get a desc. */
+typedef struct mca_btl_ofi_rdma_op {
+    opal_free_list_item_t super;
+    mca_btl_ofi_op_t op;
+    mca_btl_ofi_module_t *module;
+    mca_btl_ofi_endpoint_t *endpoint;
+    void *local_address;
+    mca_btl_base_registration_handle_t *local_handle;
+    mca_rcache_base_registration_t *temp_reg; /* registered for this op only (FI_MR_LOCAL) */
+    mca_btl_base_rdma_completion_fn_t cbfunc;
+    void *cbcontext;
+    void *cbdata;
+    uint64_t *operands; /* [0] operand, [1] compare: item->ptr */
+    void *operands_desc;
+} mca_btl_ofi_rdma_op_t;
+OBJ_CLASS_DECLARATION(mca_btl_ofi_rdma_op_t);
 
 OPAL_MODULE_DECLSPEC extern mca_btl_ofi_component_t mca_btl_ofi_component;
 extern mca_btl_ofi_module_t mca_btl_ofi_module_template;
@@ -213,9 +257,29 @@ extern mca_btl_ofi_module_t mca_btl_ofi_module_template;
 
 /* The context the calling thread uses (one per thread, round robin). */
 mca_btl_ofi_context_t *mca_btl_ofi_context_get(mca_btl_ofi_module_t *m);
-/* Reads up to progress_threshold entries of ctx's CQ and runs their ops'
- * done functions; the number of completions handled. */
+/* Reads up to num_cq_read entries of ctx's CQ and runs their ops'
+ * done functions (without the context's lock held); the number of
+ * completions handled. A CQ error calls done with an error status. */
 int mca_btl_ofi_context_progress(mca_btl_ofi_context_t *ctx);
+/* Progress of every context of one module. */
+int mca_btl_ofi_module_progress(mca_btl_ofi_module_t *m);
+/* Opens the endpoint(s), CQs and AV of a module whose domain is open;
+ * undone by mca_btl_ofi_contexts_fini. */
+int mca_btl_ofi_contexts_init(mca_btl_ofi_module_t *m);
+void mca_btl_ofi_contexts_fini(mca_btl_ofi_module_t *m);
+
+/* ---- module (btl_ofi_module.c) ---------------------------------------------- */
+
+/* Sets up a module for `info` (fabric, domain, contexts, rcache, lists);
+ * NULL with a verbose line when the provider cannot be used. */
+mca_btl_ofi_module_t *mca_btl_ofi_module_open(struct fi_info *info, int index);
+/* Copies into buf (256 bytes) the endpoint name that the peer's module of
+ * the same index published (btl_ofi_component.c); its length, 0 if none. */
+size_t mca_btl_ofi_peer_address(mca_btl_ofi_module_t *m, struct opal_proc_t *proc, void *buf);
+int mca_btl_ofi_finalize(mca_btl_base_module_t *btl);
+/* fi_* calls answered -FI_EAGAIN are retried after progress at most this
+ * many times before the operation is refused as out of resources. */
+#define MCA_BTL_OFI_RETRY_LIMIT 100000
 
 /* The address of the peer's receive context `rx_index`. */
 static inline fi_addr_t mca_btl_ofi_peer_addr(const mca_btl_ofi_endpoint_t *ep, int rx_index)
@@ -230,6 +294,12 @@ static inline fi_addr_t mca_btl_ofi_peer_addr(const mca_btl_ofi_endpoint_t *ep, 
 /* NULL when the process is not (yet) a peer of this module. */
 mca_btl_ofi_endpoint_t *mca_btl_ofi_endpoint_lookup(mca_btl_ofi_module_t *m,
                                                     opal_process_name_t name);
+/* Creates, inserts into the AV and records the endpoint of `proc`, whose
+ * address (endpoint name) is addr/len. */
+mca_btl_ofi_endpoint_t *mca_btl_ofi_endpoint_create(mca_btl_ofi_module_t *m,
+                                                    struct opal_proc_t *proc, const void *addr,
+                                                    size_t len);
+void mca_btl_ofi_endpoint_destroy(mca_btl_ofi_module_t *m, mca_btl_ofi_endpoint_t *ep);
 
 /* ---- registration (btl_ofi_mr.c) ----------------------------------------- */
 
@@ -237,6 +307,57 @@ mca_btl_ofi_endpoint_t *mca_btl_ofi_endpoint_lookup(mca_btl_ofi_module_t *m,
  * not needed); registers through the rcache when the handle is NULL. */
 void *mca_btl_ofi_local_desc(mca_btl_ofi_module_t *m, void *addr, size_t len,
                              mca_btl_base_registration_handle_t *local_handle);
+/* As above; a registration made for this call only is returned in *temp
+ * (release it with mca_btl_ofi_local_release once the operation is done). */
+void *mca_btl_ofi_local_desc_temp(mca_btl_ofi_module_t *m, void *addr, size_t len,
+                                  mca_btl_base_registration_handle_t *local_handle,
+                                  mca_rcache_base_registration_t **temp);
+void mca_btl_ofi_local_release(mca_btl_ofi_module_t *m, mca_rcache_base_registration_t *temp);
+/* The address of `remote_address` as the provider wants it: virtual, or
+ * the offset into the peer's registration. */
+static inline uint64_t mca_btl_ofi_remote_addr(const mca_btl_ofi_module_t *m,
+                                               uint64_t remote_address,
+                                               const mca_btl_base_registration_handle_t *h)
+{
+    return m->use_virt_addr ? remote_address : remote_address - h->base_addr;
+}
+int mca_btl_ofi_mr_init(mca_btl_ofi_module_t *m);
+void mca_btl_ofi_mr_fini(mca_btl_ofi_module_t *m);
+mca_btl_base_registration_handle_t *mca_btl_ofi_register_mem(mca_btl_base_module_t *btl,
+                                                             mca_btl_base_endpoint_t *ep,
+                                                             void *base, size_t size,
+                                                             uint32_t flags);
+int mca_btl_ofi_deregister_mem(mca_btl_base_module_t *btl,
+                               mca_btl_base_registration_handle_t *handle);
+
+/* ---- operations (btl_ofi_rdma.c) ------------------------------------------- */
+
+/* An operation object for the RDMA/atomic paths; NULL when none is left. */
+mca_btl_ofi_rdma_op_t *mca_btl_ofi_rdma_op_alloc(mca_btl_ofi_module_t *m,
+                                                 mca_btl_ofi_endpoint_t *ep, void *local_address,
+                                                 mca_btl_base_registration_handle_t *local_handle,
+                                                 mca_btl_base_rdma_completion_fn_t cbfunc,
+                                                 void *cbcontext, void *cbdata);
+/* Counts op as in flight (module and endpoint), before its fi_* call: a
+ * completion read by another thread cannot precede the count. */
+void mca_btl_ofi_rdma_op_posted(mca_btl_ofi_rdma_op_t *op);
+/* Undoes mca_btl_ofi_rdma_op_posted and returns op, whose fi_* call was
+ * refused. */
+void mca_btl_ofi_rdma_op_refused(mca_btl_ofi_rdma_op_t *op);
+/* Returns an operation to its list (and its temporary registration). */
+void mca_btl_ofi_rdma_op_return(mca_btl_ofi_rdma_op_t *op);
+/* The upper layer's status for an fi_* call's refusal. */
+static inline int mca_btl_ofi_refusal(ssize_t rc)
+{
+    return -FI_EAGAIN == rc ? OPAL_ERR_OUT_OF_RESOURCE : OPAL_ERROR;
+}
+/* Progresses ctx before an operation is started when too many are in
+ * flight (btl_ofi_progress_threshold). */
+void mca_btl_ofi_throttle(mca_btl_ofi_module_t *m, mca_btl_ofi_context_t *ctx);
+int mca_btl_ofi_flush(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep);
+/* Which atomics the provider carries natively (btl_ofi_atomic.c): the
+ * MCA_BTL_ATOMIC_SUPPORTS_* bits; 0 without FI_ATOMIC. */
+uint32_t mca_btl_ofi_atomic_query(mca_btl_ofi_module_t *m);
 
 /* ---- two-sided (btl_ofi_frag.c, btl_ofi_send.c, btl_ofi_recv.c) ------------ */
 
@@ -324,6 +445,37 @@ static inline void mca_btl_ofi_op_finished(mca_btl_ofi_module_t *m)
 static inline void mca_btl_ofi_pv_add(mca_btl_ofi_module_t *m, int which, uint64_t value)
 {
     ob1x_counter_add(&m->pv[which], value);
+    ob1x_counter_add(&mca_btl_ofi_component.pv_total[which], value);
+}
+
+/* Taken around fi_* calls on a context: only when threads share
+ * contexts (MPI_THREAD_MULTIPLE). */
+static inline void mca_btl_ofi_ctx_lock(mca_btl_ofi_context_t *ctx)
+{
+    if (mca_btl_ofi_component.mpi_threads) {
+        opal_mutex_lock(&ctx->lock);
+    }
+}
+
+static inline void mca_btl_ofi_ctx_unlock(mca_btl_ofi_context_t *ctx)
+{
+    if (mca_btl_ofi_component.mpi_threads) {
+        opal_mutex_unlock(&ctx->lock);
+    }
+}
+
+/* Whether an fi_* call that returned rc should be tried again: on
+ * -FI_EAGAIN, after progressing ctx (so the provider frees room), counted,
+ * at most MCA_BTL_OFI_RETRY_LIMIT times per call. */
+static inline bool mca_btl_ofi_again(mca_btl_ofi_module_t *m, mca_btl_ofi_context_t *ctx,
+                                     ssize_t rc, int *tries)
+{
+    if (OFI_LIKELY(-FI_EAGAIN != rc) || ++*tries > MCA_BTL_OFI_RETRY_LIMIT) {
+        return false;
+    }
+    mca_btl_ofi_pv_add(m, OFI_PV_EAGAIN_RETRIES, 1);
+    (void) mca_btl_ofi_context_progress(ctx);
+    return true;
 }
 
 END_C_DECLS

@@ -24,7 +24,8 @@
  * both halves share; see smcuda_osc_comms.c).
  *
  * Arguments: moved=A,B|C (ofi_pvars.h: btl_ofi_A must have grown, and
- * btl_ofi_B or btl_ofi_C), rounds=N (default 20), flavours=... (subset).
+ * btl_ofi_B or btl_ofi_C), rounds=N (default 20), flavours=... and
+ * comms=world,split,self (subsets).
  */
 #include "../btl/osc_util.h"
 #include "ofi_pvars.h"
@@ -337,12 +338,13 @@ static void on_comm(MPI_Comm comm, const char *where, int fl, int turns, int my_
 
 int main(int argc, char **argv)
 {
-    const char *only, *a;
+    const char *only, *comms, *a;
     MPI_Comm half;
 
     bu_init(&argc, &argv);
     op_start();
     only = bu_arg(argc, argv, "flavours");
+    comms = bu_arg(argc, argv, "comms");
     if (NULL != (a = bu_arg(argc, argv, "rounds"))) {
         rounds = atoi(a) > 0 ? atoi(a) : rounds;
     }
@@ -351,11 +353,18 @@ int main(int argc, char **argv)
         if (NULL != only && NULL == strstr(only, ou_flavour_names[fl])) {
             continue;
         }
-        on_comm(MPI_COMM_WORLD, "MPI_COMM_WORLD", fl, 1, 0);
-        on_comm(half, "a half of a split", fl, 2, bu_rank % 2);
-        on_comm(MPI_COMM_SELF, "MPI_COMM_SELF", fl, 1, 0);
+        if (NULL == comms || strstr(comms, "world")) {
+            on_comm(MPI_COMM_WORLD, "MPI_COMM_WORLD", fl, 1, 0);
+        }
+        if (NULL == comms || strstr(comms, "split")) {
+            on_comm(half, "a half of a split", fl, 2, bu_rank % 2);
+        }
+        if (NULL == comms || strstr(comms, "self")) {
+            on_comm(MPI_COMM_SELF, "MPI_COMM_SELF", fl, 1, 0);
+        }
         if (0 == bu_rank) {
-            printf("%s: %s windows ok (world, split, self)\n", PROG, ou_flavour_names[fl]);
+            printf("%s: %s windows ok (%s)\n", PROG, ou_flavour_names[fl],
+                   comms ? comms : "world,split,self");
         }
     }
     MPI_Comm_free(&half);

@@ -9,7 +9,8 @@
 #     /proc/self/ns/net), not in ours, with address 10.231.0.(r+1); a ring
 #     of 1 MiB messages arrives intact. Afterwards no namespace of the set
 #     and no directory remain.
-#  2. The helper is sent SIGTERM while a process runs inside one of its
+#  2. The helper's process group is sent SIGTERM, and again while the
+#     helper removes its set (as timeout does: the child, then the group), while a process runs inside one of its
 #     namespaces: it ends at once and removes everything (that process too).
 #  3. The helper is SIGKILLed: its set stays; `ob1x-netns clean` (which
 #     every later run does first) removes it and what runs in it.
@@ -68,7 +69,7 @@ echo "netns_hosts: nothing left of $prefix after the job"
 # daemon would) and waits; sets $helper, $prefix
 start_set() {
     rm -f "$tmp/$1.prefix"
-    "$netns" run -n 2 -- bash -c 'echo "$OB1X_NETNS_PREFIX" >"$1"
+    setsid "$netns" run -n 2 -- bash -c 'echo "$OB1X_NETNS_PREFIX" >"$1"
         ip netns exec "$OB1X_NETNS_PREFIX-h1" sleep 300 &
         wait' inner "$tmp/$1.prefix" &
     helper=$!
@@ -81,7 +82,9 @@ start_set() {
 }
 
 start_set term
-kill -TERM "$helper"
+kill -TERM -- "-$helper"
+sleep 0.2 # the second one comes while the set is being removed
+kill -TERM -- "-$helper" 2>/dev/null
 start=$SECONDS
 wait "$helper"
 echo "netns_hosts: SIGTERM: the helper ended with status $? after $((SECONDS - start)) s"

@@ -219,7 +219,7 @@ static const ob1x_param_t params[] = {
 static void set_module_defaults(mca_btl_base_module_t *b)
 {
     /* stock's rank: below the shared-memory BTLs, above tcp */
-    b->btl_exclusivity = MCA_BTL_EXCLUSIVITY_HIGH - 49;
+    b->btl_exclusivity = MCA_BTL_EXCLUSIVITY_HIGH - 50;
     b->btl_eager_limit = 16 * 1024;
     b->btl_rndv_eager_limit = 16 * 1024;
     b->btl_max_send_size = 64 * 1024;
@@ -478,6 +478,49 @@ static bool domain_taken(struct fi_info **chosen, int n, const struct fi_info *i
     return false;
 }
 
+/* Whether an entry before `info` in `list` has the same provider. */
+static bool seen_before(const struct fi_info *list, const struct fi_info *info)
+{
+    for (const struct fi_info *i = list; i != info; i = i->next) {
+        if (0 == strcmp(i->fabric_attr->prov_name, info->fabric_attr->prov_name)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Says (verbose) which providers fi_getinfo left out because of MR mode
+ * bits we do not support: asked again with every bit, a provider that
+ * shows up only then needs one of them. */
+static void report_mr_refusals(const struct fi_info *ours)
+{
+    struct fi_info *hints = make_hints(false), *all = NULL;
+
+    if (NULL == hints) {
+        return;
+    }
+    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_RAW | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+                                  FI_MR_PROV_KEY | FI_MR_MMU_NOTIFY | FI_MR_RMA_EVENT |
+                                  FI_MR_ENDPOINT;
+    if (0 == fi_getinfo(MCA_BTL_OFI_FI_VERSION, NULL, NULL, 0, hints, &all)) {
+        for (struct fi_info *i = all; NULL != i; i = i->next) {
+            bool listed = false;
+            for (const struct fi_info *j = ours; NULL != j && !listed; j = j->next) {
+                listed = 0 == strcmp(i->fabric_attr->prov_name, j->fabric_attr->prov_name);
+            }
+            if (!listed && !seen_before(all, i)) {
+                opal_output_verbose(1, mca_btl_ofi_component.output,
+                                    "btl/ofi: provider %s not used: it requires MR mode 0x%x, "
+                                    "btl/ofi works with 0x%x (docs/ofi.md)",
+                                    i->fabric_attr->prov_name, i->domain_attr->mr_mode,
+                                    supported_mr_mode());
+            }
+        }
+        fi_freeinfo(all);
+    }
+    fi_freeinfo(hints);
+}
+
 /* Picks, from fi_getinfo's list in its order, the first provider the
  * lists allow, then one entry per distinct domain (NIC) of that provider:
  * several NICs make several modules that the BML stripes over. The
@@ -489,18 +532,17 @@ static int choose(struct fi_info *list, struct fi_info *with_atomics, struct fi_
     mca_btl_ofi_component_t *c = &mca_btl_ofi_component;
     const char *include = effective_list("provider_include", c->provider_include);
     const char *exclude = effective_list("provider_exclude", c->provider_exclude);
-    const char *prov = NULL, *refused = NULL;
+    const char *prov = NULL;
     int n = 0;
 
     for (struct fi_info *i = list; NULL != i; i = i->next) {
         const char *name = i->fabric_attr->prov_name;
         if (NULL == prov && !provider_allowed(name, include, exclude)) {
-            if (NULL == refused || 0 != strcmp(refused, name)) {
+            if (!seen_before(list, i)) {
                 opal_output_verbose(1, c->output,
                                     "btl/ofi: provider %s not used (btl_ofi_provider_include "
                                     "\"%s\", btl_ofi_provider_exclude \"%s\")",
                                     name, include, exclude);
-                refused = name;
             }
             continue;
         }
@@ -578,6 +620,28 @@ size_t mca_btl_ofi_peer_address(mca_btl_ofi_module_t *m, struct opal_proc_t *pro
     return len;
 }
 
+/* A user who named providers and got none of them is told why, once per
+ * node; without a list, finding no usable provider is not news. */
+static void report_nothing_usable(const struct fi_info *list)
+{
+    const char *include =
+        effective_list("provider_include", mca_btl_ofi_component.provider_include);
+    char refused[256] = "";
+    size_t used = 0;
+
+    if (NULL == include || '\0' == include[0] || 0 != opal_process_info.my_local_rank) {
+        return;
+    }
+    for (const struct fi_info *i = list; NULL != i && used < sizeof(refused) - 1; i = i->next) {
+        if (!seen_before(list, i) && list_has(include, i->fabric_attr->prov_name)) {
+            used += (size_t) snprintf(refused + used, sizeof(refused) - used, "%s%s",
+                                      0 == used ? "" : ", ", i->fabric_attr->prov_name);
+        }
+    }
+    ob1x_show_help_now("help-btl-ofi.txt", "no-usable-provider", ob1x_host(), include,
+                       0 == used ? "(none of them offered by libfabric here)" : refused);
+}
+
 static enum fi_progress parse_progress_mode(const char *s)
 {
     if (NULL != s && 0 == strcasecmp(s, "auto")) {
@@ -633,6 +697,9 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool progress_threads, bo
     c->mpi_threads = mpi_threads;
     c->progress_mode = parse_progress_mode(c->progress_mode_string);
     list = getinfo(false);
+    if (c->verbose > 0) {
+        report_mr_refusals(list);
+    }
     if (NULL == list) {
         opal_output_verbose(1, c->output, "btl/ofi: no libfabric provider offers what we need");
         return NULL;
@@ -644,6 +711,9 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool progress_threads, bo
                                           "lists");
     } else {
         btls = open_modules(chosen, n, num_btls);
+    }
+    if (NULL == btls) {
+        report_nothing_usable(list);
     }
     /* every module holds its own copy of its fi_info */
     fi_freeinfo(list);

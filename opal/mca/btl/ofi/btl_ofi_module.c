@@ -215,6 +215,34 @@ static int open_resources(mca_btl_ofi_module_t *m)
     return rc;
 }
 
+/* btl_ofi_progress_mode unspec leaves the provider its default, except
+ * for sockets: its progress thread (auto progress, its default) stops
+ * completing reads in a stress of osc/rdma atomics and reads with
+ * libfabric 1.17, while manual progress, driven by our CQ reads, does not;
+ * it also leaves no provider thread to race with finalize. */
+static void choose_progress(struct fi_info *info)
+{
+    if (FI_PROGRESS_UNSPEC == mca_btl_ofi_component.progress_mode &&
+        0 == strcmp(info->fabric_attr->prov_name, "sockets")) {
+        info->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+        info->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+    }
+}
+
+/* libfabric 1.17's ofi_rxd offers FI_ATOMIC, but the target of an
+ * fi_atomic / fi_fetch_atomic on registered memory crashes in its CQ read
+ * (address = the offset): its atomics are not used (active messages
+ * instead, when the two-sided path is on). */
+static bool atomics_broken(const struct fi_info *info)
+{
+    if (NULL != strstr(info->fabric_attr->prov_name, "ofi_rxd")) {
+        skip_line(info, "native atomics (crash in libfabric 1.17's ofi_rxd; active messages "
+                        "instead)");
+        return true;
+    }
+    return false;
+}
+
 mca_btl_ofi_module_t *mca_btl_ofi_module_open(struct fi_info *info, int index)
 {
     mca_btl_ofi_component_t *c = &mca_btl_ofi_component;
@@ -225,8 +253,11 @@ mca_btl_ofi_module_t *mca_btl_ofi_module_open(struct fi_info *info, int index)
     }
     module_construct(m, index);
     m->info = fi_dupinfo(info);
+    if (NULL != m->info) {
+        choose_progress(m->info);
+    }
     m->nic_name = strdup(info->domain_attr->name);
-    m->native_atomics = 0 != (info->caps & FI_ATOMIC);
+    m->native_atomics = 0 != (info->caps & FI_ATOMIC) && !atomics_broken(info);
     if (NULL == m->info || NULL == m->nic_name || OPAL_SUCCESS != open_resources(m)) {
         module_destruct(m);
         return NULL;

@@ -17,15 +17,31 @@ now() { date +%s.%N; }
 "$mpirun" -np "${OB1X_TEST_NP:-3}" --oversubscribe --mca btl_base_warn_component_unused 0 \
     "${line_opts[@]}" "$bin" </dev/null >"$tmp/out" 2>&1 &
 job=$!
+t_start=$(now)
 t_kill=
-# the job's own bound: the harness's timeout is the last resort
-for ((i = 0; i < 1200; i++)); do
+# over_since T S: more than S seconds since T
+over_since() { awk -v a="$1" -v b="$(now)" -v d="$2" 'BEGIN { exit !(b - a > d) }'; }
+# stop_job: mpirun is asked to end the job (TERM), then killed
+stop_job() {
+    kill -TERM "$job" 2>/dev/null
+    for ((i = 0; i < 50; i++)); do
+        kill -0 "$job" 2>/dev/null || return
+        sleep 0.1
+    done
+    kill -KILL "$job" 2>/dev/null
+}
+# bounded here, before the harness's timeout, so that the output is shown
+while kill -0 "$job" 2>/dev/null; do
     if [ -z "$t_kill" ] && grep -q '^worker: killing' "$tmp/out"; then
         t_kill=$(now)
     fi
-    kill -0 "$job" 2>/dev/null || break
-    if [ -n "$t_kill" ] && awk -v a="$t_kill" -v b="$(now)" -v d=$deadline 'BEGIN { exit !(b - a > d) }'; then
-        kill -KILL "$job" 2>/dev/null
+    if [ -z "$t_kill" ] && over_since "$t_start" 60; then
+        stop_job
+        cat "$tmp/out"
+        fail "the job did not reach the kill within 60 s (hang before it)"
+    fi
+    if [ -n "$t_kill" ] && over_since "$t_kill" $deadline; then
+        stop_job
         cat "$tmp/out"
         fail "the job still runs $deadline s after the kill (hang)"
     fi

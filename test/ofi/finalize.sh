@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
 #
-# finalize.sh - JOBS (default 100) consecutive 2-rank jobs of ofi/finalize
+# finalize.sh - JOBS (default 100) consecutive 2-rank jobs of ofi/finalize_job
 # with the list line's mpirun options (btl/ofi on one provider): every job
 # must exit 0 with its data right, no crash, and no pause of 100 ms or more
 # inside MPI_Finalize (the sleep a provider's progress thread once needed
@@ -14,7 +14,7 @@ jobs=100
 for a in "$@"; do
     case $a in jobs=*) jobs=${a#jobs=} ;; *) fail "unknown argument '$a'" ;; esac
 done
-bin=$(build ofi/finalize -rdynamic -ldl) || exit 1
+bin=$(build ofi/finalize_job -rdynamic -ldl) || exit 1
 start=$SECONDS
 for ((j = 1; j <= jobs; j++)); do
     timeout -k 5 60 "$MPIRUN" -np 2 --oversubscribe --mca btl_base_warn_component_unused 0 \

@@ -1,7 +1,7 @@
 /*
  * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
  *
- * finalize.c - one short job for test/ofi/finalize.sh: two-sided traffic
+ * finalize_job.c - one short job for test/ofi/finalize.sh: two-sided traffic
  * (eager and 1 MiB, a ring) and one-sided traffic (put, fetch-and-op,
  * flush on an allocated window), then MPI_Finalize, which must not sleep:
  * sleep, usleep and nanosleep are wrapped (the program is linked with

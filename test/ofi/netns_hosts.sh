@@ -14,6 +14,8 @@
 #     namespaces: it ends at once and removes everything (that process too).
 #  3. The helper is SIGKILLed: its set stays; `ob1x-netns clean` (which
 #     every later run does first) removes it and what runs in it.
+#  4. Where namespaces cannot be made (here: in a user namespace, as its
+#     root and as a plain user) the helper exits 77 with the reason.
 # Skips (77) where namespaces cannot be made.
 set -u
 
@@ -102,4 +104,16 @@ for p in $pids; do
 done
 # the command's own bash (in our namespace) ends when its sleep is gone
 echo "netns_hosts: SIGKILL: the set was left, and clean removed it"
+# --- 4. the skip ----------------------------------------------------------------------------
+for how in "-r" ""; do
+    if ! unshare -U $how true 2>/dev/null; then
+        echo "netns_hosts: no user namespaces here: the skip is not tried"
+        break
+    fi
+    out=$(unshare -U $how "$netns" run -n 2 -- true 2>&1)
+    rc=$?
+    [ $rc -eq 77 ] && [[ $out == SKIP:*"cannot be made here: "?* ]] ||
+        fail "in a user namespace (unshare -U $how) the helper ended with $rc: $out"
+    echo "netns_hosts: unshare -U $how: $out"
+done
 echo "PASS: netns_hosts"

@@ -97,8 +97,8 @@ static void passive_part(ou_window_t *w)
     if (0 == bu_rank) {
         BU_CHECK(c->sum64 == (int64_t) ROUNDS * bu_size, "%s: 64-bit sum %lld, expected %lld",
                  w->name, (long long) c->sum64, (long long) ROUNDS * bu_size);
-        BU_CHECK(c->sum32 == ROUNDS * bu_size, "%s: 32-bit sum %d, expected %d", w->name,
-                 c->sum32, ROUNDS * bu_size);
+        BU_CHECK(c->sum32 == ROUNDS * bu_size, "%s: 32-bit sum %d, expected %d", w->name, c->sum32,
+                 ROUNDS * bu_size);
         BU_CHECK(c->acc == expect_acc, "%s: accumulate %lld, expected %lld", w->name,
                  (long long) c->acc, (long long) expect_acc);
         BU_CHECK(1 == total_wins, "%s: %d ranks won the compare-and-swap", w->name, total_wins);

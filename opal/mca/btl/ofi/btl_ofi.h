@@ -191,6 +191,8 @@ struct mca_btl_base_endpoint_t {
     mca_btl_ofi_module_t *module;
     fi_addr_t peer_addr; /* AV address of the peer's (scalable) endpoint */
     volatile int64_t outstanding; /* RDMA/atomics to this peer in flight (btl_flush) */
+    int peer_rx_contexts;         /* receive contexts of the peer's scalable endpoint,
+                                     0: a regular endpoint */
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_ofi_endpoint_t;
 OBJ_CLASS_DECLARATION(mca_btl_ofi_endpoint_t);
@@ -274,8 +276,11 @@ void mca_btl_ofi_contexts_fini(mca_btl_ofi_module_t *m);
  * NULL with a verbose line when the provider cannot be used. */
 mca_btl_ofi_module_t *mca_btl_ofi_module_open(struct fi_info *info, int index);
 /* Copies into buf (256 bytes) the endpoint name that the peer's module of
- * the same index published (btl_ofi_component.c); its length, 0 if none. */
-size_t mca_btl_ofi_peer_address(mca_btl_ofi_module_t *m, struct opal_proc_t *proc, void *buf);
+ * the same index published (btl_ofi_component.c), and sets *rx_contexts
+ * to the receive contexts of its scalable endpoint (0: none); the name's
+ * length, 0 if none. */
+size_t mca_btl_ofi_peer_address(mca_btl_ofi_module_t *m, struct opal_proc_t *proc, void *buf,
+                                int *rx_contexts);
 int mca_btl_ofi_finalize(mca_btl_base_module_t *btl);
 /* fi_* calls answered -FI_EAGAIN are retried after progress at most this
  * many times before the operation is refused as out of resources. */
@@ -285,8 +290,10 @@ int mca_btl_ofi_finalize(mca_btl_base_module_t *btl);
 static inline fi_addr_t mca_btl_ofi_peer_addr(const mca_btl_ofi_endpoint_t *ep, int rx_index)
 {
     const mca_btl_ofi_module_t *m = ep->module;
-    return m->is_scalable_ep ? fi_rx_addr(ep->peer_addr, rx_index, m->rx_ctx_bits)
-                             : ep->peer_addr;
+    /* a peer may run fewer contexts than we do, or none on a SEP */
+    return m->is_scalable_ep && ep->peer_rx_contexts > 0
+               ? fi_rx_addr(ep->peer_addr, rx_index % ep->peer_rx_contexts, m->rx_ctx_bits)
+               : ep->peer_addr;
 }
 
 /* ---- endpoints (btl_ofi_endpoint.c) -------------------------------------- */
@@ -298,7 +305,7 @@ mca_btl_ofi_endpoint_t *mca_btl_ofi_endpoint_lookup(mca_btl_ofi_module_t *m,
  * address (endpoint name) is addr/len. */
 mca_btl_ofi_endpoint_t *mca_btl_ofi_endpoint_create(mca_btl_ofi_module_t *m,
                                                     struct opal_proc_t *proc, const void *addr,
-                                                    size_t len);
+                                                    size_t len, int rx_contexts);
 void mca_btl_ofi_endpoint_destroy(mca_btl_ofi_module_t *m, mca_btl_ofi_endpoint_t *ep);
 
 /* ---- registration (btl_ofi_mr.c) ----------------------------------------- */

@@ -12,22 +12,36 @@
 
 #include "opal/util/output.h"
 
+/* The BTL's atomic operations, libfabric's for them, and the bit that
+ * says the module offers them. */
+static const struct {
+    uint32_t flag;
+    mca_btl_base_atomic_op_t op;
+    enum fi_op fi_op;
+} atomic_table[] = {
+    {MCA_BTL_ATOMIC_SUPPORTS_ADD, MCA_BTL_ATOMIC_ADD, FI_SUM},
+    {MCA_BTL_ATOMIC_SUPPORTS_AND, MCA_BTL_ATOMIC_AND, FI_BAND},
+    {MCA_BTL_ATOMIC_SUPPORTS_OR, MCA_BTL_ATOMIC_OR, FI_BOR},
+    {MCA_BTL_ATOMIC_SUPPORTS_XOR, MCA_BTL_ATOMIC_XOR, FI_BXOR},
+    {MCA_BTL_ATOMIC_SUPPORTS_LAND, MCA_BTL_ATOMIC_LAND, FI_LAND},
+    {MCA_BTL_ATOMIC_SUPPORTS_LOR, MCA_BTL_ATOMIC_LOR, FI_LOR},
+    {MCA_BTL_ATOMIC_SUPPORTS_LXOR, MCA_BTL_ATOMIC_LXOR, FI_LXOR},
+    {MCA_BTL_ATOMIC_SUPPORTS_SWAP, MCA_BTL_ATOMIC_SWAP, FI_ATOMIC_WRITE},
+    {MCA_BTL_ATOMIC_SUPPORTS_MIN, MCA_BTL_ATOMIC_MIN, FI_MIN},
+    {MCA_BTL_ATOMIC_SUPPORTS_MAX, MCA_BTL_ATOMIC_MAX, FI_MAX},
+};
+#define N_ATOMICS (sizeof(atomic_table) / sizeof(atomic_table[0]))
+
 /* The libfabric operation of a BTL one; false when there is none. */
 static bool fi_op_of(mca_btl_base_atomic_op_t op, enum fi_op *out)
 {
-    switch (op) {
-        case MCA_BTL_ATOMIC_ADD: *out = FI_SUM; return true;
-        case MCA_BTL_ATOMIC_AND: *out = FI_BAND; return true;
-        case MCA_BTL_ATOMIC_OR: *out = FI_BOR; return true;
-        case MCA_BTL_ATOMIC_XOR: *out = FI_BXOR; return true;
-        case MCA_BTL_ATOMIC_LAND: *out = FI_LAND; return true;
-        case MCA_BTL_ATOMIC_LOR: *out = FI_LOR; return true;
-        case MCA_BTL_ATOMIC_LXOR: *out = FI_LXOR; return true;
-        case MCA_BTL_ATOMIC_SWAP: *out = FI_ATOMIC_WRITE; return true;
-        case MCA_BTL_ATOMIC_MIN: *out = FI_MIN; return true;
-        case MCA_BTL_ATOMIC_MAX: *out = FI_MAX; return true;
-        default: return false;
+    for (size_t i = 0; i < N_ATOMICS; ++i) {
+        if (atomic_table[i].op == op) {
+            *out = atomic_table[i].fi_op;
+            return true;
+        }
     }
+    return false;
 }
 
 /* min and max compare signed integers (as osc/rdma's emulation does),
@@ -59,8 +73,8 @@ static void *operand(mca_btl_ofi_rdma_op_t *op, int index, bool is32)
 static void atomic_done(mca_btl_ofi_context_t *ctx, mca_btl_ofi_op_t *fop,
                         const struct fi_cq_data_entry *entry, int status)
 {
-    mca_btl_ofi_rdma_op_t *op = (mca_btl_ofi_rdma_op_t *) ((char *) fop -
-                                                          offsetof(mca_btl_ofi_rdma_op_t, op));
+    mca_btl_ofi_rdma_op_t *op =
+        (mca_btl_ofi_rdma_op_t *) ((char *) fop - offsetof(mca_btl_ofi_rdma_op_t, op));
     mca_btl_ofi_module_t *m = op->module;
     mca_btl_ofi_endpoint_t *ep = op->endpoint;
 
@@ -94,8 +108,8 @@ static int atomic_begin(mca_btl_ofi_module_t *m, mca_btl_ofi_endpoint_t *ep, voi
 {
     a->ctx = mca_btl_ofi_context_get(m);
     mca_btl_ofi_throttle(m, a->ctx);
-    a->op = mca_btl_ofi_rdma_op_alloc(m, ep, local_address, local_handle, cbfunc, cbcontext,
-                                      cbdata);
+    a->op =
+        mca_btl_ofi_rdma_op_alloc(m, ep, local_address, local_handle, cbfunc, cbcontext, cbdata);
     if (OFI_UNLIKELY(NULL == a->op)) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
@@ -103,10 +117,10 @@ static int atomic_begin(mca_btl_ofi_module_t *m, mca_btl_ofi_endpoint_t *ep, voi
     a->dest = mca_btl_ofi_peer_addr(ep, a->ctx->index);
     a->raddr = mca_btl_ofi_remote_addr(m, remote_address, remote_handle);
     a->rkey = remote_handle->rkey;
-    a->result_desc = NULL != local_address ? mca_btl_ofi_local_desc_temp(m, local_address,
-                                                                         result_size, local_handle,
-                                                                         &a->op->temp_reg)
-                                           : NULL;
+    a->result_desc = NULL != local_address
+                         ? mca_btl_ofi_local_desc_temp(m, local_address, result_size, local_handle,
+                                                       &a->op->temp_reg)
+                         : NULL;
     mca_btl_ofi_rdma_op_posted(a->op);
     return OPAL_SUCCESS;
 }
@@ -154,11 +168,10 @@ int mca_btl_ofi_aop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
     return atomic_end(m, &a, rc, "fi_atomic");
 }
 
-int mca_btl_ofi_afop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
-                     void *local_address, uint64_t remote_address,
-                     mca_btl_base_registration_handle_t *local_handle,
-                     mca_btl_base_registration_handle_t *remote_handle,
-                     mca_btl_base_atomic_op_t op, uint64_t operand_value, int flags, int order,
+int mca_btl_ofi_afop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local_address,
+                     uint64_t remote_address, mca_btl_base_registration_handle_t *local_handle,
+                     mca_btl_base_registration_handle_t *remote_handle, mca_btl_base_atomic_op_t op,
+                     uint64_t operand_value, int flags, int order,
                      mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
     mca_btl_ofi_module_t *m = (mca_btl_ofi_module_t *) btl;
@@ -188,9 +201,8 @@ int mca_btl_ofi_afop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
     return atomic_end(m, &a, rc, "fi_fetch_atomic");
 }
 
-int mca_btl_ofi_acswap(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
-                       void *local_address, uint64_t remote_address,
-                       mca_btl_base_registration_handle_t *local_handle,
+int mca_btl_ofi_acswap(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local_address,
+                       uint64_t remote_address, mca_btl_base_registration_handle_t *local_handle,
                        mca_btl_base_registration_handle_t *remote_handle, uint64_t compare,
                        uint64_t value, int flags, int order,
                        mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
@@ -213,8 +225,8 @@ int mca_btl_ofi_acswap(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
         mca_btl_ofi_ctx_lock(a.ctx);
         rc = fi_compare_atomic(a.ctx->tx, operand(a.op, 0, is32), 1, a.op->operands_desc,
                                operand(a.op, 1, is32), a.op->operands_desc, local_address,
-                               a.result_desc, a.dest, a.raddr, a.rkey,
-                               is32 ? FI_UINT32 : FI_UINT64, FI_CSWAP, &a.op->op.fi);
+                               a.result_desc, a.dest, a.raddr, a.rkey, is32 ? FI_UINT32 : FI_UINT64,
+                               FI_CSWAP, &a.op->op.fi);
         mca_btl_ofi_ctx_unlock(a.ctx);
     } while (mca_btl_ofi_again(m, a.ctx, rc, &tries));
     return atomic_end(m, &a, rc, "fi_compare_atomic");
@@ -223,22 +235,6 @@ int mca_btl_ofi_acswap(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
 /* ------------------------------------------------------------------ */
 /* what the provider supports                                          */
 /* ------------------------------------------------------------------ */
-
-static const struct {
-    uint32_t flag;
-    mca_btl_base_atomic_op_t op;
-} atomic_table[] = {
-    {MCA_BTL_ATOMIC_SUPPORTS_ADD, MCA_BTL_ATOMIC_ADD},
-    {MCA_BTL_ATOMIC_SUPPORTS_AND, MCA_BTL_ATOMIC_AND},
-    {MCA_BTL_ATOMIC_SUPPORTS_OR, MCA_BTL_ATOMIC_OR},
-    {MCA_BTL_ATOMIC_SUPPORTS_XOR, MCA_BTL_ATOMIC_XOR},
-    {MCA_BTL_ATOMIC_SUPPORTS_LAND, MCA_BTL_ATOMIC_LAND},
-    {MCA_BTL_ATOMIC_SUPPORTS_LOR, MCA_BTL_ATOMIC_LOR},
-    {MCA_BTL_ATOMIC_SUPPORTS_LXOR, MCA_BTL_ATOMIC_LXOR},
-    {MCA_BTL_ATOMIC_SUPPORTS_SWAP, MCA_BTL_ATOMIC_SWAP},
-    {MCA_BTL_ATOMIC_SUPPORTS_MIN, MCA_BTL_ATOMIC_MIN},
-    {MCA_BTL_ATOMIC_SUPPORTS_MAX, MCA_BTL_ATOMIC_MAX},
-};
 
 /* Whether op is carried both plain and fetching on `is32` operands. */
 static bool op_valid(struct fid_ep *ep, mca_btl_base_atomic_op_t op, bool is32)
@@ -273,7 +269,7 @@ uint32_t mca_btl_ofi_atomic_query(mca_btl_ofi_module_t *m)
     if (!(m->info->caps & FI_ATOMIC)) {
         return 0;
     }
-    for (size_t i = 0; i < sizeof(atomic_table) / sizeof(atomic_table[0]); ++i) {
+    for (size_t i = 0; i < N_ATOMICS; ++i) {
         if (op_valid(ep, atomic_table[i].op, false)) {
             flags |= atomic_table[i].flag;
             all32 = all32 && op_valid(ep, atomic_table[i].op, true);

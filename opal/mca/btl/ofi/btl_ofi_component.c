@@ -573,7 +573,8 @@ static int choose(struct fi_info *list, struct fi_info *with_atomics, struct fi_
 /* Our modules' endpoint names, as peers find them in the modex. */
 typedef struct ofi_modex_entry {
     uint32_t len;
-    char prov[28];
+    uint32_t rx_contexts; /* of a scalable endpoint; 0: a regular endpoint */
+    char prov[24];
     char addr[256];
 } ofi_modex_entry_t;
 
@@ -587,6 +588,7 @@ static int publish_addresses(void)
     for (int i = 0; i < c->num_modules; ++i) {
         mca_btl_ofi_module_t *m = c->modules[i];
         entries[i].len = (uint32_t) m->addr_len;
+        entries[i].rx_contexts = m->is_scalable_ep ? (uint32_t) m->num_contexts : 0;
         snprintf(entries[i].prov, sizeof(entries[i].prov), "%s", m->info->fabric_attr->prov_name);
         memcpy(entries[i].addr, m->addr, m->addr_len);
     }
@@ -596,9 +598,10 @@ static int publish_addresses(void)
 }
 
 /* Copies into buf (256 bytes) the endpoint name that the peer's module of
- * the same index as m published, when it runs the same provider; its
- * length, or 0. */
-size_t mca_btl_ofi_peer_address(mca_btl_ofi_module_t *m, struct opal_proc_t *proc, void *buf)
+ * the same index as m published, when it runs the same provider, and the
+ * receive contexts of its scalable endpoint; the name's length, or 0. */
+size_t mca_btl_ofi_peer_address(mca_btl_ofi_module_t *m, struct opal_proc_t *proc, void *buf,
+                                int *rx_contexts)
 {
     ofi_modex_entry_t *entries = NULL, *e;
     size_t size = 0, len = 0;
@@ -615,6 +618,7 @@ size_t mca_btl_ofi_peer_address(mca_btl_ofi_module_t *m, struct opal_proc_t *pro
         e->len <= sizeof(e->addr)) {
         len = e->len;
         memcpy(buf, e->addr, len);
+        *rx_contexts = (int) e->rx_contexts;
     }
     free(entries);
     return len;
@@ -707,8 +711,9 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool progress_threads, bo
     with_atomics = MCA_BTL_OFI_MODE_TWO_SIDED != c->mode ? getinfo(true) : NULL;
     n = choose(list, with_atomics, chosen, c->max_modules);
     if (0 == n) {
-        opal_output_verbose(1, c->output, "btl/ofi: no provider left after the include/exclude "
-                                          "lists");
+        opal_output_verbose(1, c->output,
+                            "btl/ofi: no provider left after the include/exclude "
+                            "lists");
     } else {
         btls = open_modules(chosen, n, num_btls);
     }

@@ -62,8 +62,7 @@ static void plan_contexts(mca_btl_ofi_module_t *m)
     const struct fi_domain_attr *d = m->info->domain_attr;
     int n = c->num_contexts_per_module;
 
-    m->is_scalable_ep = n > 1 && !c->disable_sep && d->max_ep_tx_ctx > 1 &&
-                        d->max_ep_rx_ctx > 1;
+    m->is_scalable_ep = n > 1 && !c->disable_sep && d->max_ep_tx_ctx > 1 && d->max_ep_rx_ctx > 1;
     if (m->is_scalable_ep) {
         if ((size_t) n > d->max_ep_tx_ctx) {
             n = (int) d->max_ep_tx_ctx;
@@ -313,8 +312,8 @@ static void read_error(mca_btl_ofi_context_t *ctx, struct fi_cq_data_entry *entr
     entry->data = err.data;
     mca_btl_ofi_pv_add(ctx->module, OFI_PV_CQ_ERRORS, 1);
     opal_output_verbose(10, mca_btl_ofi_component.output,
-                        "btl/ofi: completion error on %s: %s (provider: %s)",
-                        ctx->module->nic_name, fi_strerror(err.err),
+                        "btl/ofi: completion error on %s: %s (provider: %s)", ctx->module->nic_name,
+                        fi_strerror(err.err),
                         fi_cq_strerror(ctx->cq, err.prov_errno, err.err_data, NULL, 0));
 }
 

@@ -16,6 +16,7 @@ static void endpoint_construct(mca_btl_ofi_endpoint_t *ep)
     ep->module = NULL;
     ep->peer_addr = FI_ADDR_UNSPEC;
     ep->outstanding = 0;
+    ep->peer_rx_contexts = 0;
 }
 
 OBJ_CLASS_INSTANCE(mca_btl_ofi_endpoint_t, opal_list_item_t, endpoint_construct, NULL);
@@ -43,7 +44,7 @@ mca_btl_ofi_endpoint_t *mca_btl_ofi_endpoint_lookup(mca_btl_ofi_module_t *m,
 
 mca_btl_ofi_endpoint_t *mca_btl_ofi_endpoint_create(mca_btl_ofi_module_t *m,
                                                     struct opal_proc_t *proc, const void *addr,
-                                                    size_t len)
+                                                    size_t len, int rx_contexts)
 {
     mca_btl_ofi_endpoint_t *ep;
     fi_addr_t fi_addr = FI_ADDR_UNSPEC;
@@ -66,6 +67,7 @@ mca_btl_ofi_endpoint_t *mca_btl_ofi_endpoint_create(mca_btl_ofi_module_t *m,
     ep->ep_proc = proc;
     ep->module = m;
     ep->peer_addr = fi_addr;
+    ep->peer_rx_contexts = rx_contexts;
     opal_list_append(&m->endpoints, &ep->super);
     (void) opal_hash_table_set_value_uint64(&m->id_to_endpoint, name_key(proc->proc_name), ep);
     return ep;

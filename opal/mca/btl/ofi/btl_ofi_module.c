@@ -48,8 +48,8 @@ mca_btl_ofi_module_t mca_btl_ofi_module_template = {
 static const char *apply_mr_mode(mca_btl_ofi_module_t *m)
 {
     int mode = m->info->domain_attr->mr_mode;
-    const int known = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_LOCAL |
-                      FI_MR_ENDPOINT;
+    const int known =
+        FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_LOCAL | FI_MR_ENDPOINT;
     int force = mca_btl_ofi_component.mr_force;
 
     /* the API 1.0 values: BASIC means exactly these three bits, SCALABLE
@@ -79,9 +79,8 @@ static const char *apply_mr_mode(mca_btl_ofi_module_t *m)
 
 static void skip_line(const struct fi_info *info, const char *why)
 {
-    opal_output_verbose(1, mca_btl_ofi_component.output,
-                        "btl/ofi: provider %s on %s not used: %s", info->fabric_attr->prov_name,
-                        info->domain_attr->name, why);
+    opal_output_verbose(1, mca_btl_ofi_component.output, "btl/ofi: provider %s on %s not used: %s",
+                        info->fabric_attr->prov_name, info->domain_attr->name, why);
 }
 
 /* The upper layer's view: which operations this module offers. */
@@ -268,6 +267,12 @@ mca_btl_ofi_module_t *mca_btl_ofi_module_open(struct fi_info *info, int index)
         m->two_sided = false;
     }
     set_module_ops(m);
+    if (!(m->super.btl_flags & (MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_RDMA))) {
+        /* btl_ofi_mode asked for what this build or provider lacks */
+        skip_line(info, "it would offer neither send nor put/get (btl_ofi_mode)");
+        (void) mca_btl_ofi_finalize(&m->super);
+        return NULL;
+    }
     c->eager_size = m->super.btl_eager_limit;
     opal_output_verbose(1, c->output,
                         "btl/ofi: module %d: provider %s, domain %s, %d context(s)%s, MR:%s%s%s%s, "
@@ -277,9 +282,9 @@ mca_btl_ofi_module_t *mca_btl_ofi_module_open(struct fi_info *info, int index)
                         m->use_virt_addr ? " virt_addr" : " offset",
                         m->use_prov_key ? " prov_key" : " own keys", m->mr_local ? " local" : "",
                         m->mr_endpoint ? " endpoint" : "",
-                        m->native_atomics ? "native"
+                        m->native_atomics                 ? "native"
                         : NULL != m->super.btl_atomic_fop ? "as active messages"
-                                                           : "none",
+                                                          : "none",
                         m->two_sided ? "on" : "off");
     return m;
 }
@@ -294,16 +299,21 @@ static mca_btl_ofi_endpoint_t *proc_endpoint(mca_btl_ofi_module_t *m, struct opa
 {
     mca_btl_ofi_endpoint_t *ep = mca_btl_ofi_endpoint_lookup(m, proc->proc_name);
     char addr[256];
+    int rx_contexts = 0;
     size_t len;
 
     if (NULL != ep) {
         return ep;
     }
-    len = mca_btl_ofi_peer_address(m, proc, addr);
+    /* a provider for this node only (shm) reaches no other node */
+    if (!(m->info->caps & FI_REMOTE_COMM) && !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags)) {
+        return NULL;
+    }
+    len = mca_btl_ofi_peer_address(m, proc, addr, &rx_contexts);
     if (0 == len) {
         return NULL;
     }
-    return mca_btl_ofi_endpoint_create(m, proc, addr, len);
+    return mca_btl_ofi_endpoint_create(m, proc, addr, len, rx_contexts);
 }
 
 static int ofi_add_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opal_proc_t **procs,

@@ -20,7 +20,7 @@
 #include "opal/util/output.h"
 
 #define REG_OF(handle_ptr)                                                                         \
-    ((mca_btl_ofi_reg_t *) ((char *) (handle_ptr) - offsetof(mca_btl_ofi_reg_t, handle)))
+    ((mca_btl_ofi_reg_t *) ((char *) (handle_ptr) -offsetof(mca_btl_ofi_reg_t, handle)))
 
 static uint64_t access_of(const mca_btl_ofi_module_t *m)
 {
@@ -100,6 +100,11 @@ mca_btl_base_registration_handle_t *mca_btl_ofi_register_mem(mca_btl_base_module
     int rc;
 
     (void) ep;
+#if OPAL_CUDA_SUPPORT
+    if (OFI_UNLIKELY(flags & MCA_BTL_REG_FLAG_CUDA_GPU_MEM)) {
+        return NULL; /* device memory needs FI_HMEM, not requested yet (docs/ofi.md) */
+    }
+#endif
     rc = m->rcache->rcache_register(m->rcache, base, size, 0, access, &reg);
     if (OFI_UNLIKELY(OPAL_SUCCESS != rc || NULL == reg)) {
         return NULL;
@@ -128,8 +133,8 @@ void *mca_btl_ofi_local_desc_temp(mca_btl_ofi_module_t *m, void *addr, size_t le
     if (NULL != local_handle) {
         return local_handle->desc;
     }
-    if (OPAL_SUCCESS != m->rcache->rcache_register(m->rcache, addr, len, 0,
-                                                   MCA_RCACHE_ACCESS_LOCAL_WRITE, &reg)) {
+    if (OPAL_SUCCESS !=
+        m->rcache->rcache_register(m->rcache, addr, len, 0, MCA_RCACHE_ACCESS_LOCAL_WRITE, &reg)) {
         return NULL;
     }
     *temp = reg;
@@ -164,8 +169,7 @@ static int op_init(opal_free_list_item_t *item, void *ctx)
     op->module = (mca_btl_ofi_module_t *) ctx;
     op->operands = (uint64_t *) item->ptr;
     op->operands_desc =
-        NULL != item->registration ? ((mca_btl_ofi_reg_t *) item->registration)->handle.desc
-                                   : NULL;
+        NULL != item->registration ? ((mca_btl_ofi_reg_t *) item->registration)->handle.desc : NULL;
     return OPAL_SUCCESS;
 }
 

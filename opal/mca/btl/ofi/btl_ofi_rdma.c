@@ -62,8 +62,8 @@ void mca_btl_ofi_rdma_op_refused(mca_btl_ofi_rdma_op_t *op)
 static void rdma_done(mca_btl_ofi_context_t *ctx, mca_btl_ofi_op_t *fop,
                       const struct fi_cq_data_entry *entry, int status)
 {
-    mca_btl_ofi_rdma_op_t *op = (mca_btl_ofi_rdma_op_t *) ((char *) fop -
-                                                          offsetof(mca_btl_ofi_rdma_op_t, op));
+    mca_btl_ofi_rdma_op_t *op =
+        (mca_btl_ofi_rdma_op_t *) ((char *) fop - offsetof(mca_btl_ofi_rdma_op_t, op));
     mca_btl_ofi_module_t *m = op->module;
     mca_btl_ofi_endpoint_t *ep = op->endpoint;
 
@@ -110,8 +110,8 @@ static int start_rma(mca_btl_ofi_module_t *m, mca_btl_ofi_endpoint_t *ep, bool i
     mca_btl_ofi_rdma_op_posted(op);
     do {
         mca_btl_ofi_ctx_lock(ctx);
-        rc = is_put ? fi_write(ctx->tx, local_address, size, desc, dest, raddr,
-                               remote_handle->rkey, &op->op.fi)
+        rc = is_put ? fi_write(ctx->tx, local_address, size, desc, dest, raddr, remote_handle->rkey,
+                               &op->op.fi)
                     : fi_read(ctx->tx, local_address, size, desc, dest, raddr, remote_handle->rkey,
                               &op->op.fi);
         mca_btl_ofi_ctx_unlock(ctx);

@@ -252,14 +252,43 @@ void mca_btl_ofi_am_reply(mca_btl_ofi_module_t *m, const mca_btl_ofi_am_reply_t 
     mca_btl_ofi_op_finished(m);
 }
 
+/* Without a remote handle the address is one of ours: osc/rdma passes
+ * its own mapping of a node's shared segment (MPI_Win_allocate windows
+ * with every rank on one node), which a CPU atomic serves at once,
+ * consistent with the ones targets apply for AM requests. */
+static int am_local(mca_btl_ofi_module_t *m, mca_btl_ofi_endpoint_t *ep,
+                    const mca_btl_ofi_am_req_t *req, void *local_address,
+                    mca_btl_base_registration_handle_t *local_handle,
+                    mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+{
+    uint64_t old = apply(req);
+
+    if (NULL != local_address) {
+        if (req->flags & MCA_BTL_OFI_AM_32BIT) {
+            *(uint32_t *) local_address = (uint32_t) old;
+        } else {
+            *(uint64_t *) local_address = old;
+        }
+    }
+    mca_btl_ofi_pv_add(m, OFI_PV_AM_ATOMIC_OPS, 1);
+    if (NULL != cbfunc) {
+        cbfunc(&m->super, ep, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
+    }
+    return OPAL_SUCCESS;
+}
+
 /* Sends one request; the operation is in flight until its reply. */
 static int am_start(mca_btl_ofi_module_t *m, mca_btl_ofi_endpoint_t *ep, mca_btl_ofi_am_req_t *req,
                     void *local_address, mca_btl_base_registration_handle_t *local_handle,
+                    mca_btl_base_registration_handle_t *remote_handle,
                     mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
     mca_btl_ofi_rdma_op_t *op;
     int rc;
 
+    if (OFI_UNLIKELY(NULL == remote_handle)) {
+        return am_local(m, ep, req, local_address, local_handle, cbfunc, cbcontext, cbdata);
+    }
     mca_btl_ofi_throttle(m, mca_btl_ofi_context_get(m));
     op = mca_btl_ofi_rdma_op_alloc(m, ep, local_address, local_handle, cbfunc, cbcontext, cbdata);
     if (OFI_UNLIKELY(NULL == op)) {
@@ -298,8 +327,9 @@ int mca_btl_ofi_am_aop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
         .flags = width_flag(flags),
     };
 
-    (void) remote_handle, (void) order;
-    return am_start((mca_btl_ofi_module_t *) btl, ep, &req, NULL, NULL, cbfunc, cbcontext, cbdata);
+    (void) order;
+    return am_start((mca_btl_ofi_module_t *) btl, ep, &req, NULL, NULL, remote_handle, cbfunc,
+                    cbcontext, cbdata);
 }
 
 int mca_btl_ofi_am_afop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
@@ -316,9 +346,9 @@ int mca_btl_ofi_am_afop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
         .flags = width_flag(flags) | MCA_BTL_OFI_AM_FETCH,
     };
 
-    (void) remote_handle, (void) order;
-    return am_start((mca_btl_ofi_module_t *) btl, ep, &req, local_address, local_handle, cbfunc,
-                    cbcontext, cbdata);
+    (void) order;
+    return am_start((mca_btl_ofi_module_t *) btl, ep, &req, local_address, local_handle,
+                    remote_handle, cbfunc, cbcontext, cbdata);
 }
 
 int mca_btl_ofi_am_acswap(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
@@ -335,7 +365,7 @@ int mca_btl_ofi_am_acswap(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *e
         .flags = width_flag(flags) | MCA_BTL_OFI_AM_FETCH | MCA_BTL_OFI_AM_CSWAP,
     };
 
-    (void) remote_handle, (void) order;
-    return am_start((mca_btl_ofi_module_t *) btl, ep, &req, local_address, local_handle, cbfunc,
-                    cbcontext, cbdata);
+    (void) order;
+    return am_start((mca_btl_ofi_module_t *) btl, ep, &req, local_address, local_handle,
+                    remote_handle, cbfunc, cbcontext, cbdata);
 }

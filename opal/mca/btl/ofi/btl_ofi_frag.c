@@ -126,6 +126,7 @@ static int twosided_progress(void)
         mca_btl_ofi_twosided_t *ts = m->two_sided ? mca_btl_ofi_ts(m) : NULL;
         if (NULL != ts && OFI_UNLIKELY(ts->npending > 0)) {
             mca_btl_ofi_recv_retry(m);
+            mca_btl_ofi_send_retry(m);
             mca_btl_ofi_am_retry(m);
         }
     }
@@ -181,8 +182,9 @@ static void set_flags(mca_btl_ofi_module_t *m, mca_btl_ofi_twosided_t *ts)
         b->btl_flags |= MCA_BTL_FLAGS_SEND_INPLACE;
     }
     /* kept by set_module_ops only when the atomics travel as active
-     * messages, which carry 32-bit operands as well */
-    b->btl_atomic_flags |= MCA_BTL_ATOMIC_SUPPORTS_32BIT;
+     * messages: they carry 32-bit operands as well, and the target's CPU
+     * applies them, so they are atomic with CPU atomics (global) */
+    b->btl_atomic_flags |= MCA_BTL_ATOMIC_SUPPORTS_32BIT | MCA_BTL_ATOMIC_SUPPORTS_GLOB;
     b->btl_alloc = mca_btl_ofi_alloc;
     b->btl_free = mca_btl_ofi_free;
     b->btl_prepare_src = mca_btl_ofi_prepare_src;
@@ -198,6 +200,10 @@ static void ts_free(mca_btl_ofi_module_t *m)
     while (NULL != (item = opal_list_remove_first(&ts->pending_replies))) {
         OBJ_RELEASE(item);
     }
+    /* queued fragments belong to their free lists (destroyed next) */
+    while (NULL != opal_list_remove_first(&ts->pending_frags)) {
+    }
+    OBJ_DESTRUCT(&ts->pending_frags);
     OBJ_DESTRUCT(&ts->pending_replies);
     OBJ_DESTRUCT(&ts->pending_lock);
     free(ts);
@@ -213,6 +219,7 @@ int mca_btl_ofi_twosided_init(mca_btl_ofi_module_t *m)
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     OBJ_CONSTRUCT(&ts->pending_lock, opal_mutex_t);
+    OBJ_CONSTRUCT(&ts->pending_frags, opal_list_t);
     OBJ_CONSTRUCT(&ts->pending_replies, opal_list_t);
     m->recv_state = ts;
     set_limits(m, ts);

@@ -116,8 +116,9 @@ typedef struct mca_btl_ofi_twosided {
     /* work refused by the provider (-FI_EAGAIN) where no caller can retry:
      * AM replies and re-posts, retried from progress */
     opal_mutex_t pending_lock;
+    opal_list_t pending_frags;   /* btl_send fragments refused, in order */
     opal_list_t pending_replies; /* mca_btl_ofi_pending_reply_t */
-    volatile int32_t npending;   /* replies queued + buffers not posted */
+    volatile int32_t npending;   /* fragments + replies queued + buffers not posted */
 } mca_btl_ofi_twosided_t;
 
 typedef struct mca_btl_ofi_pending_reply {
@@ -194,6 +195,9 @@ void mca_btl_ofi_recv_retry(mca_btl_ofi_module_t *m);
  * OPAL_ERR_OUT_OF_RESOURCE when the provider or the lists refuse. */
 int mca_btl_ofi_send_internal(mca_btl_ofi_module_t *m, mca_btl_ofi_endpoint_t *ep, int type,
                               const void *payload, size_t len);
+
+/* btl_ofi_send.c: fragments queued by btl_send, sent again in order. */
+void mca_btl_ofi_send_retry(mca_btl_ofi_module_t *m);
 
 /* btl_ofi_am.c: a received request (apply, reply) / reply (complete). */
 void mca_btl_ofi_am_request(mca_btl_ofi_module_t *m, const mca_btl_ofi_am_req_t *req);

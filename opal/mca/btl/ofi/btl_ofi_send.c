@@ -77,14 +77,19 @@ static void send_done(mca_btl_ofi_context_t *ctx, mca_btl_ofi_op_t *op,
 {
     mca_btl_ofi_frag_t *frag =
         (mca_btl_ofi_frag_t *) ((char *) op - offsetof(mca_btl_ofi_frag_t, op));
+    mca_btl_ofi_module_t *m = frag->module;
 
     (void) ctx;
     (void) entry;
     if (NULL != frag->base.des_cbfunc) {
-        frag->base.des_cbfunc(&frag->module->super, frag->ep, &frag->base, status);
+        frag->base.des_cbfunc(&m->super, frag->ep, &frag->base, status);
     }
     if (frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
         mca_btl_ofi_frag_return(frag);
+    }
+    /* room in the provider's queue: fragments waiting for it go now */
+    if (OFI_UNLIKELY(mca_btl_ofi_ts(m)->npending > 0)) {
+        mca_btl_ofi_send_retry(m);
     }
 }
 
@@ -217,18 +222,75 @@ mca_btl_base_descriptor_t *mca_btl_ofi_prepare_src(mca_btl_base_module_t *btl,
 }
 
 /* ------------------------------------------------------------------ */
+/* back-pressure                                                       */
+/* ------------------------------------------------------------------ */
+
+/* A fragment the provider refused for now (-FI_EAGAIN): queued behind the
+ * others, sent from progress. Refusing it instead would hand the upper
+ * layer a descriptor whose data its convertor has already moved past. */
+static void queue_frag(mca_btl_ofi_module_t *m, mca_btl_ofi_frag_t *frag)
+{
+    mca_btl_ofi_twosided_t *ts = mca_btl_ofi_ts(m);
+
+    mca_btl_ofi_pv_add(m, OFI_PV_EAGAIN_RETRIES, 1);
+    OPAL_THREAD_LOCK(&ts->pending_lock);
+    opal_list_append(&ts->pending_frags, (opal_list_item_t *) frag);
+    OPAL_THREAD_UNLOCK(&ts->pending_lock);
+    __atomic_add_fetch(&ts->npending, 1, __ATOMIC_RELAXED);
+}
+
+/* A queued fragment that failed for good: its sender learns it. */
+static void frag_failed(mca_btl_ofi_module_t *m, mca_btl_ofi_frag_t *frag, ssize_t rc)
+{
+    (void) refused(m, rc, "fi_sendmsg");
+    if (NULL != frag->base.des_cbfunc) {
+        frag->base.des_cbfunc(&m->super, frag->ep, &frag->base, OPAL_ERROR);
+    }
+    if (frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
+        mca_btl_ofi_frag_return(frag);
+    }
+}
+
+void mca_btl_ofi_send_retry(mca_btl_ofi_module_t *m)
+{
+    mca_btl_ofi_twosided_t *ts = mca_btl_ofi_ts(m);
+    opal_list_item_t *item;
+
+    OPAL_THREAD_LOCK(&ts->pending_lock);
+    while (NULL != (item = opal_list_get_first(&ts->pending_frags)) &&
+           item != opal_list_get_end(&ts->pending_frags)) {
+        mca_btl_ofi_frag_t *frag = (mca_btl_ofi_frag_t *) item;
+        ssize_t rc = post_frag(m, frag);
+        if (-FI_EAGAIN == rc) {
+            break; /* still full: next time, in order */
+        }
+        (void) opal_list_remove_first(&ts->pending_frags);
+        __atomic_sub_fetch(&ts->npending, 1, __ATOMIC_RELAXED);
+        if (OFI_UNLIKELY(0 != rc)) {
+            frag_failed(m, frag, rc);
+        }
+    }
+    OPAL_THREAD_UNLOCK(&ts->pending_lock);
+}
+
+static inline bool frags_queued(const mca_btl_ofi_module_t *m)
+{
+    return OFI_UNLIKELY(!opal_list_is_empty(&mca_btl_ofi_ts(m)->pending_frags));
+}
+
+/* ------------------------------------------------------------------ */
 /* send / sendi                                                        */
 /* ------------------------------------------------------------------ */
 
 /* A one-segment message small enough to inject, whose sender needs no
- * callback: sent now, the fragment is free at once. */
+ * callback: sent now, the fragment is free at once (1: done). */
 static inline int send_injected(mca_btl_ofi_module_t *m, mca_btl_ofi_endpoint_t *ep,
                                 mca_btl_ofi_frag_t *frag)
 {
     ssize_t rc = inject(m, ep, frag->hdr, sizeof(*frag->hdr) + frag->hdr->len);
 
     if (OFI_UNLIKELY(0 != rc)) {
-        return refused(m, rc, "fi_inject");
+        return rc;
     }
     if (frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) {
         mca_btl_ofi_frag_return(frag);
@@ -249,13 +311,28 @@ int mca_btl_ofi_send(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
     }
     mca_btl_ofi_hdr_set(frag->hdr, MCA_BTL_OFI_TYPE_SEND, tag, len);
     frag->ep = ep;
+    if (frags_queued(m)) {
+        queue_frag(m, frag); /* behind the others: order kept */
+        return OPAL_SUCCESS;
+    }
     if (1 == des->des_segment_count &&
         sizeof(*frag->hdr) + len <= inject_limit(mca_btl_ofi_ts(m)) &&
         !(des->des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK)) {
-        return send_injected(m, ep, frag);
+        rc = send_injected(m, ep, frag);
+        if (OFI_LIKELY(1 == rc)) {
+            return 1;
+        }
+    } else {
+        rc = post_frag(m, frag);
     }
-    rc = post_frag(m, frag);
-    return OFI_LIKELY(0 == rc) ? OPAL_SUCCESS : refused(m, rc, "fi_sendmsg");
+    if (OFI_LIKELY(0 == rc)) {
+        return OPAL_SUCCESS;
+    }
+    if (-FI_EAGAIN == rc) {
+        queue_frag(m, frag);
+        return OPAL_SUCCESS;
+    }
+    return refused(m, rc, "fi_sendmsg");
 }
 
 /* header + payload into dst (header first); the convertor advances. */
@@ -311,7 +388,8 @@ int mca_btl_ofi_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
     if (NULL != descriptor) {
         *descriptor = NULL;
     }
-    if (OFI_UNLIKELY(total > btl->btl_eager_limit)) {
+    /* over the eager limit, or behind queued fragments (order) */
+    if (OFI_UNLIKELY(total > btl->btl_eager_limit) || frags_queued(m)) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     if (wire > inject_limit(mca_btl_ofi_ts(m))) {

@@ -4,7 +4,7 @@
  * btl_ofi_recv.c - receive buffers posted on context 0 (the receive
  * context every peer sends to) and delivery of what lands in them.
  *
- * With FI_MULTI_RECV (every provider here offers it): two large buffers of
+ * With FI_MULTI_RECV (tcp;ofi_rxm and sockets: see multi_recv_trusted): two large buffers of
  * btl_ofi_rd_num slots each; the provider packs messages into a buffer
  * one after the other and says FI_MULTI_RECV on the last completion of a
  * buffer, which is then re-posted. FI_OPT_MIN_MULTI_RECV is one slot, so
@@ -19,6 +19,7 @@
 #include "btl_ofi_frag.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "opal/util/output.h"
 
@@ -183,14 +184,32 @@ static void recv_done(mca_btl_ofi_context_t *ctx, mca_btl_ofi_op_t *op,
 /* init / fini                                                         */
 /* ------------------------------------------------------------------ */
 
-/* Multi-receive when the provider offers it and accepts one slot as the
- * least room a buffer keeps before it is released. */
+/* Providers whose multi-receive survives a flood of unexpected messages
+ * (test btl.ofi.pml_flood_*). In libfabric 1.17 shm and udp;ofi_rxd stop
+ * delivering into re-posted multi-receive buffers under such a flood (the
+ * job hangs), so they get one-slot buffers. */
+static bool multi_recv_trusted(const char *prov)
+{
+    static const char *const trusted[] = {"tcp;ofi_rxm", "sockets"};
+
+    for (size_t i = 0; i < sizeof(trusted) / sizeof(trusted[0]); ++i) {
+        if (0 == strcmp(prov, trusted[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Multi-receive when the provider offers it (and is trusted with it), and
+ * accepts one slot as the least room a buffer keeps before it is
+ * released. */
 static bool use_multi_recv(mca_btl_ofi_module_t *m, mca_btl_ofi_context_t *ctx)
 {
     size_t min = mca_btl_ofi_ts(m)->slot;
 
     if (mca_btl_ofi_component.mpi_threads ||
-        !((m->info->caps | m->info->rx_attr->caps) & FI_MULTI_RECV)) {
+        !((m->info->caps | m->info->rx_attr->caps) & FI_MULTI_RECV) ||
+        !multi_recv_trusted(m->info->fabric_attr->prov_name)) {
         return false;
     }
     return 0 == fi_setopt(&ctx->rx->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, sizeof(min));

@@ -135,11 +135,19 @@ int ob1x_send_start_eager_prepared(ob1x_send_request_t *req, mca_bml_base_btl_t 
     mca_btl_base_descriptor_t *des = ob1x_eager_des(bml_btl, &req->base.req_base.req_convertor,
                                                     req->base.req_bytes_packed, true);
 
+    int rc;
+
     if (OPAL_UNLIKELY(NULL == des)) {
         ob1x_send_request_rewind(req);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    return send_eager_des(req, bml_btl, des, OB1X_PROTO_EAGER_PREPARED);
+    rc = send_eager_des(req, bml_btl, des, OB1X_PROTO_EAGER_PREPARED);
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+        /* prepare_src moved the convertor past the data: the retry from
+         * the pending list packs it again from the start */
+        ob1x_send_request_rewind(req);
+    }
+    return rc;
 }
 
 int ob1x_send_start_eager_allocated(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)

@@ -293,6 +293,18 @@ mca_btl_ofi_module_t *mca_btl_ofi_module_open(struct fi_info *info, int index)
 /* procs                                                               */
 /* ------------------------------------------------------------------ */
 
+/* Whether the module's provider reaches this node only. Without the two
+ * bits in the hints, libfabric (1.17) reports neither FI_LOCAL_COMM nor
+ * FI_REMOTE_COMM for most providers (tcp;ofi_rxm, udp;ofi_rxd, shm), so
+ * the absence of FI_REMOTE_COMM proves nothing: only FI_LOCAL_COMM alone,
+ * or the shm provider, mean node-local. */
+static bool node_local_only(const mca_btl_ofi_module_t *m)
+{
+    uint64_t comm = m->info->caps & (FI_LOCAL_COMM | FI_REMOTE_COMM);
+
+    return FI_LOCAL_COMM == comm || 0 == strcmp(m->info->fabric_attr->prov_name, "shm");
+}
+
 /* The endpoint of `proc` on this module, created from its modex entry on
  * first use; NULL when the peer has no module of ours on this NIC. */
 static mca_btl_ofi_endpoint_t *proc_endpoint(mca_btl_ofi_module_t *m, struct opal_proc_t *proc)
@@ -306,7 +318,7 @@ static mca_btl_ofi_endpoint_t *proc_endpoint(mca_btl_ofi_module_t *m, struct opa
         return ep;
     }
     /* a provider for this node only (shm) reaches no other node */
-    if (!(m->info->caps & FI_REMOTE_COMM) && !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags)) {
+    if (node_local_only(m) && !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags)) {
         return NULL;
     }
     len = mca_btl_ofi_peer_address(m, proc, addr, &rx_contexts);

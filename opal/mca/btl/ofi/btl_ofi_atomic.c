@@ -248,6 +248,24 @@ int mca_btl_ofi_acswap(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, 
     return atomic_end(m, &a, rc, "fi_compare_atomic");
 }
 
+int mca_btl_ofi_afop_gate(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
+                          void *local_address, uint64_t remote_address,
+                          mca_btl_base_registration_handle_t *local_handle,
+                          mca_btl_base_registration_handle_t *remote_handle,
+                          mca_btl_base_atomic_op_t op, uint64_t operand_value, int flags, int order,
+                          mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+{
+    mca_btl_ofi_module_t *m = (mca_btl_ofi_module_t *) btl;
+
+    /* with a peer elsewhere osc/rdma's locks need them: carried then */
+    if (!mca_btl_ofi_component.fetching_atomics &&
+        !__atomic_load_n(&m->remote_peers, __ATOMIC_RELAXED)) {
+        return OPAL_ERR_NOT_SUPPORTED; /* osc/rdma: get, operation, put */
+    }
+    return m->fop_carrier(btl, ep, local_address, remote_address, local_handle, remote_handle, op,
+                          operand_value, flags, order, cbfunc, cbcontext, cbdata);
+}
+
 /* ------------------------------------------------------------------ */
 /* what the provider supports                                          */
 /* ------------------------------------------------------------------ */

@@ -119,6 +119,10 @@ static void set_module_ops(mca_btl_ofi_module_t *m)
         b->btl_send = mca_btl_ofi_send;
         b->btl_sendi = mca_btl_ofi_sendi;
     }
+    if (NULL != b->btl_atomic_fop) {
+        m->fop_carrier = b->btl_atomic_fop;
+        b->btl_atomic_fop = mca_btl_ofi_afop_gate;
+    }
     /* local operands must be registered: the upper layer does it for us
      * from the first byte when it can */
     if (m->mr_local) {
@@ -325,7 +329,11 @@ static mca_btl_ofi_endpoint_t *proc_endpoint(mca_btl_ofi_module_t *m, struct opa
     if (0 == len) {
         return NULL;
     }
-    return mca_btl_ofi_endpoint_create(m, proc, addr, len, rx_contexts);
+    ep = mca_btl_ofi_endpoint_create(m, proc, addr, len, rx_contexts);
+    if (NULL != ep && !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags)) {
+        __atomic_store_n(&m->remote_peers, true, __ATOMIC_RELAXED);
+    }
+    return ep;
 }
 
 static int ofi_add_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opal_proc_t **procs,

@@ -158,6 +158,11 @@ typedef struct mca_btl_ofi_module {
     bool hmem;           /* FI_HMEM requested and granted */
     bool two_sided;      /* btl_send etc. offered (btl_ofi_mode) */
 
+    /* btl_atomic_fop as set up (native or AM): btl_atomic_fop itself is
+     * mca_btl_ofi_afop_gate (btl_ofi_fetching_atomics) */
+    mca_btl_base_module_atomic_fop64_fn_t fop_carrier;
+    bool remote_peers; /* a peer on another node has an endpoint here */
+
     /* operations started and not yet completed: btl_flush waits for 0 */
     volatile int64_t outstanding_rdma;
 
@@ -215,6 +220,8 @@ typedef struct mca_btl_ofi_component {
     int verbose;
     int output;
     int mr_force; /* test-only: force the offset / local-registration paths */
+    bool fetching_atomics; /* false: btl_atomic_fop declined while every peer is on
+                              this node (MCA_BTL_OFI_FETCHING_ATOMICS_DEFAULT) */
     int rd_num;        /* receive buffers posted */
     size_t eager_size;  /* size of a posted receive buffer */
 
@@ -226,6 +233,19 @@ typedef struct mca_btl_ofi_component {
     /* MPI_T counters: the sums over modules (mca_btl_ofi_pv_add adds to both) */
     uint64_t pv_total[OFI_PV_COUNT];
 } mca_btl_ofi_component_t;
+
+/* osc/rdma before Open MPI 4.1.5 puts the results of MPI_Get_accumulate on
+ * a derived datatype in the wrong place whenever the BTL carries out
+ * fetching atomics (as btl/smcuda, SMCUDA_FETCHING_ATOMICS_DEFAULT);
+ * declined, it does them by get, operation and put, which is right. It
+ * needs them for its locks only towards peers on other nodes, so they are
+ * declined only while every peer is on this node (docs/ofi.md). */
+#if OPAL_MAJOR_VERSION < 4 || (OPAL_MAJOR_VERSION == 4 && OPAL_MINOR_VERSION < 1) ||               \
+    (OPAL_MAJOR_VERSION == 4 && OPAL_MINOR_VERSION == 1 && OPAL_RELEASE_VERSION < 5)
+#define MCA_BTL_OFI_FETCHING_ATOMICS_DEFAULT false
+#else
+#define MCA_BTL_OFI_FETCHING_ATOMICS_DEFAULT true
+#endif
 
 /* btl_ofi_mr_force bits (test only) */
 enum {
@@ -417,6 +437,15 @@ int mca_btl_ofi_acswap(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
                        mca_btl_base_registration_handle_t *remote_handle, uint64_t compare,
                        uint64_t value, int flags, int order,
                        mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
+/* btl_atomic_fop of every module: declines (OPAL_ERR_NOT_SUPPORTED) when
+ * btl_ofi_fetching_atomics is false and every peer is on this node, else
+ * calls fop_carrier. */
+int mca_btl_ofi_afop_gate(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
+                          void *local_address, uint64_t remote_address,
+                          mca_btl_base_registration_handle_t *local_handle,
+                          mca_btl_base_registration_handle_t *remote_handle,
+                          mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
+                          mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
 /* The same three carried as active messages (btl_ofi_am.c), installed in
  * the module instead of the above when the provider lacks FI_ATOMIC. */
 int mca_btl_ofi_am_aop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,

@@ -7,6 +7,12 @@
  * results land straight in the caller's buffer. Tracked like RMA
  * (btl_flush waits for them). Providers without FI_ATOMIC get
  * btl_ofi_am.c's versions instead.
+ *
+ * osc/rdma passes no remote handle (NULL) for memory it considers local
+ * (its own window on MPI_COMM_SELF, a node's shared segment): that address
+ * is ours, and btl_ofi_am.c's entry points apply the operation at once
+ * with a CPU atomic (counted as am_atomic_ops), as they do for their own
+ * local targets.
  */
 #include "btl_ofi.h"
 
@@ -149,7 +155,11 @@ int mca_btl_ofi_aop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
     ssize_t rc;
     int tries = 0;
 
-    (void) order;
+    if (OFI_UNLIKELY(NULL == remote_handle)) {
+        /* our own memory (see the comment at the top) */
+        return mca_btl_ofi_am_aop(btl, ep, remote_address, NULL, op, operand_value, flags, order,
+                                  cbfunc, cbcontext, cbdata);
+    }
     if (!fi_op_of(op, &fop)) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
@@ -181,7 +191,10 @@ int mca_btl_ofi_afop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, vo
     ssize_t rc;
     int tries = 0;
 
-    (void) order;
+    if (OFI_UNLIKELY(NULL == remote_handle)) {
+        return mca_btl_ofi_am_afop(btl, ep, local_address, remote_address, local_handle, NULL, op,
+                                   operand_value, flags, order, cbfunc, cbcontext, cbdata);
+    }
     if (!fi_op_of(op, &fop)) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
@@ -213,7 +226,10 @@ int mca_btl_ofi_acswap(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, 
     ssize_t rc;
     int tries = 0;
 
-    (void) order;
+    if (OFI_UNLIKELY(NULL == remote_handle)) {
+        return mca_btl_ofi_am_acswap(btl, ep, local_address, remote_address, local_handle, NULL,
+                                     compare, value, flags, order, cbfunc, cbcontext, cbdata);
+    }
     rc = atomic_begin(m, ep, local_address, local_handle, remote_address, remote_handle,
                       is32 ? 4 : 8, cbfunc, cbcontext, cbdata, &a);
     if (OPAL_SUCCESS != rc) {
@@ -230,6 +246,24 @@ int mca_btl_ofi_acswap(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, 
         mca_btl_ofi_ctx_unlock(a.ctx);
     } while (mca_btl_ofi_again(m, a.ctx, rc, &tries));
     return atomic_end(m, &a, rc, "fi_compare_atomic");
+}
+
+int mca_btl_ofi_afop_gate(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
+                          void *local_address, uint64_t remote_address,
+                          mca_btl_base_registration_handle_t *local_handle,
+                          mca_btl_base_registration_handle_t *remote_handle,
+                          mca_btl_base_atomic_op_t op, uint64_t operand_value, int flags, int order,
+                          mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+{
+    mca_btl_ofi_module_t *m = (mca_btl_ofi_module_t *) btl;
+
+    /* with a peer elsewhere osc/rdma's locks need them: carried then */
+    if (!mca_btl_ofi_component.fetching_atomics &&
+        !__atomic_load_n(&m->remote_peers, __ATOMIC_RELAXED)) {
+        return OPAL_ERR_NOT_SUPPORTED; /* osc/rdma: get, operation, put */
+    }
+    return m->fop_carrier(btl, ep, local_address, remote_address, local_handle, remote_handle, op,
+                          operand_value, flags, order, cbfunc, cbcontext, cbdata);
 }
 
 /* ------------------------------------------------------------------ */

@@ -161,6 +161,18 @@ static const ob1x_param_t params[] = {
                     "spread over them round robin. On a scalable endpoint when the provider "
                     "offers them, else one regular endpoint each; at most the number of cores "
                     "is advised"},
+    {.name = "fetching_atomics",
+     .type = MCA_BASE_VAR_TYPE_BOOL,
+     .storage = C(fetching_atomics),
+     .def = MCA_BTL_OFI_FETCHING_ATOMICS_DEFAULT,
+     .level = OPAL_INFO_LVL_5,
+     .description = "Fetching atomic operations (btl_atomic_fop) are carried out; false: they "
+                    "are declined while every peer is on this node, and one-sided MPI does them "
+                    "by get, operation and put under its own lock. Default false with Open MPI "
+                    "older than 4.1.5, whose osc/rdma puts the results of MPI_Get_accumulate on "
+                    "derived datatypes in the wrong place whenever a BTL carries them out. "
+                    "Carried out whatever this says once a peer is on another node (osc/rdma's "
+                    "locks need them); compare-and-swap is always carried out"},
     {.name = "disable_sep",
      .type = MCA_BASE_VAR_TYPE_BOOL,
      .storage = C(disable_sep),

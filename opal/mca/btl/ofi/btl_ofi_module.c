@@ -119,6 +119,10 @@ static void set_module_ops(mca_btl_ofi_module_t *m)
         b->btl_send = mca_btl_ofi_send;
         b->btl_sendi = mca_btl_ofi_sendi;
     }
+    if (NULL != b->btl_atomic_fop) {
+        m->fop_carrier = b->btl_atomic_fop;
+        b->btl_atomic_fop = mca_btl_ofi_afop_gate;
+    }
     /* local operands must be registered: the upper layer does it for us
      * from the first byte when it can */
     if (m->mr_local) {
@@ -293,6 +297,18 @@ mca_btl_ofi_module_t *mca_btl_ofi_module_open(struct fi_info *info, int index)
 /* procs                                                               */
 /* ------------------------------------------------------------------ */
 
+/* Whether the module's provider reaches this node only. Without the two
+ * bits in the hints, libfabric (1.17) reports neither FI_LOCAL_COMM nor
+ * FI_REMOTE_COMM for most providers (tcp;ofi_rxm, udp;ofi_rxd, shm), so
+ * the absence of FI_REMOTE_COMM proves nothing: only FI_LOCAL_COMM alone,
+ * or the shm provider, mean node-local. */
+static bool node_local_only(const mca_btl_ofi_module_t *m)
+{
+    uint64_t comm = m->info->caps & (FI_LOCAL_COMM | FI_REMOTE_COMM);
+
+    return FI_LOCAL_COMM == comm || 0 == strcmp(m->info->fabric_attr->prov_name, "shm");
+}
+
 /* The endpoint of `proc` on this module, created from its modex entry on
  * first use; NULL when the peer has no module of ours on this NIC. */
 static mca_btl_ofi_endpoint_t *proc_endpoint(mca_btl_ofi_module_t *m, struct opal_proc_t *proc)
@@ -306,14 +322,18 @@ static mca_btl_ofi_endpoint_t *proc_endpoint(mca_btl_ofi_module_t *m, struct opa
         return ep;
     }
     /* a provider for this node only (shm) reaches no other node */
-    if (!(m->info->caps & FI_REMOTE_COMM) && !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags)) {
+    if (node_local_only(m) && !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags)) {
         return NULL;
     }
     len = mca_btl_ofi_peer_address(m, proc, addr, &rx_contexts);
     if (0 == len) {
         return NULL;
     }
-    return mca_btl_ofi_endpoint_create(m, proc, addr, len, rx_contexts);
+    ep = mca_btl_ofi_endpoint_create(m, proc, addr, len, rx_contexts);
+    if (NULL != ep && !OPAL_PROC_ON_LOCAL_NODE(proc->proc_flags)) {
+        __atomic_store_n(&m->remote_peers, true, __ATOMIC_RELAXED);
+    }
+    return ep;
 }
 
 static int ofi_add_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opal_proc_t **procs,

@@ -4,8 +4,8 @@
  * btl_ofi_recv.c - receive buffers posted on context 0 (the receive
  * context every peer sends to) and delivery of what lands in them.
  *
- * With FI_MULTI_RECV (tcp;ofi_rxm: see multi_recv_trusted): two large buffers of
- * btl_ofi_rd_num slots each; the provider packs messages into a buffer
+ * With FI_MULTI_RECV (no provider for now: see multi_recv_trusted): two
+ * large buffers of btl_ofi_rd_num slots each; the provider packs messages into a buffer
  * one after the other and says FI_MULTI_RECV on the last completion of a
  * buffer, which is then re-posted. FI_OPT_MIN_MULTI_RECV is one slot, so
  * no message is ever cut short. Without it (or with MPI_THREAD_MULTIPLE,
@@ -184,20 +184,16 @@ static void recv_done(mca_btl_ofi_context_t *ctx, mca_btl_ofi_op_t *op,
 /* init / fini                                                         */
 /* ------------------------------------------------------------------ */
 
-/* Providers whose multi-receive survives a flood of unexpected messages
- * (test btl.ofi.pml_flood_*). In libfabric 1.17 shm and udp;ofi_rxd stop
- * delivering into re-posted multi-receive buffers under such a flood (the
- * job hangs), and sockets does too now and then (a CI run), so they get
- * one-slot buffers. */
+/* Providers whose multi-receive buffers are used: none for now. With
+ * libfabric 1.17, shm and udp;ofi_rxd stop delivering into re-posted
+ * multi-receive buffers under a flood (btl.ofi.pml_flood_*), sockets did
+ * too in a CI run, and tcp;ofi_rxm between hosts delivered wrong bytes
+ * and hung (ofi.netns_soak_rxm, 4 namespace hosts); with one-slot buffers
+ * all of these pass. Whether the fault is the providers' or our re-posting
+ * is not settled, so the path stays, switched off. */
 static bool multi_recv_trusted(const char *prov)
 {
-    static const char *const trusted[] = {"tcp;ofi_rxm"};
-
-    for (size_t i = 0; i < sizeof(trusted) / sizeof(trusted[0]); ++i) {
-        if (0 == strcmp(prov, trusted[i])) {
-            return true;
-        }
-    }
+    (void) prov;
     return false;
 }
 

@@ -27,6 +27,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    /* for kill.sh: the ranks die without MPI_Finalize, so libfabric's shm
+     * provider leaves its /dev/shm file ("PID:...") of each behind */
+    printf("worker: rank %d pid %ld\n", rank, (long) getpid());
+    fflush(stdout);
     next = (rank + 1) % size;
     prev = (rank + size - 1) % size;
     memset(sbuf, rank, BIG);

@@ -698,6 +698,21 @@ static mca_btl_base_module_t **open_modules(struct fi_info **chosen, int n, int 
     return btls;
 }
 
+/* The sockets provider peeks at a message's header and reads nothing until
+ * all of it is in. Left to the kernel's receive-buffer autotuning, a
+ * flooded connection can stop with a partial header in its socket and no
+ * room for the rest (seen with Linux 6.18 on loopback: the receive buffer
+ * full of out-of-order data, window closed, both sides waiting). A fixed
+ * large buffer (the kernel caps it at net.core.rmem_max) keeps room. Set
+ * before libfabric reads its parameters (its first fi_getinfo in the
+ * process), and never over the user's own value. */
+static void sockets_buffer_default(void)
+{
+    if (NULL == getenv("FI_SOCKETS_MAX_BUF_SZ")) {
+        (void) setenv("FI_SOCKETS_MAX_BUF_SZ", "4194304", 0);
+    }
+}
+
 static mca_btl_base_module_t **ofi_init(int *num_btls, bool progress_threads, bool mpi_threads)
 {
     mca_btl_ofi_component_t *c = &mca_btl_ofi_component;
@@ -712,6 +727,7 @@ static mca_btl_base_module_t **ofi_init(int *num_btls, bool progress_threads, bo
     }
     c->mpi_threads = mpi_threads;
     c->progress_mode = parse_progress_mode(c->progress_mode_string);
+    sockets_buffer_default();
     list = getinfo(false);
     if (c->verbose > 0) {
         report_mr_refusals(list);

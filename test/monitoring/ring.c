@@ -167,8 +167,10 @@ static void check_split(int mode)
  * recorded until a handle starts again. */
 static void check_stop_restart(int mode)
 {
-    unsigned long long before = v[CNT][(t_rank + 1) % t_size];
+    unsigned long long before;
 
+    tmon_read(h[CNT], v[CNT]);
+    before = v[CNT][(t_rank + 1) % t_size];
     for (int i = 0; i < NPV; ++i) {
         T_MPI(MPI_T_pvar_stop(tmon_session, h[i]));
     }

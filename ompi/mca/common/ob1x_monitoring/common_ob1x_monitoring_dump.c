@@ -160,6 +160,25 @@ static int dump_to_file(const char *filename)
     return 0 == fclose(f) ? OMPI_SUCCESS : OMPI_ERROR;
 }
 
+/* The whole text in one write: the processes of a job share the stream,
+ * and stderr is unbuffered (line by line, their lines would interleave). */
+static void dump_to_stream(FILE *out)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+
+    if (NULL == mem) {
+        ob1x_mon_dump(out);
+    } else {
+        ob1x_mon_dump(mem);
+        fclose(mem);
+        fwrite(text, 1, len, out);
+        free(text);
+    }
+    fflush(out);
+}
+
 int ob1x_mon_flush(int where, const char *filename)
 {
     int rc = OMPI_SUCCESS;
@@ -168,9 +187,7 @@ int ob1x_mon_flush(int where, const char *filename)
         return OMPI_SUCCESS;
     }
     if (OB1X_MON_OUT_STDOUT == where || OB1X_MON_OUT_STDERR == where) {
-        FILE *f = OB1X_MON_OUT_STDOUT == where ? stdout : stderr;
-        ob1x_mon_dump(f);
-        fflush(f);
+        dump_to_stream(OB1X_MON_OUT_STDOUT == where ? stdout : stderr);
     } else {
         rc = dump_to_file(filename);
     }

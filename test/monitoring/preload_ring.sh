@@ -12,8 +12,8 @@
 #   3. preloaded, no prefix: monitoring_*.mat in the working directory
 #      (stock's names);
 #   4. ob1x-monitoring (when built) draws one of them;
-#   5. the same through the Fortran MPI_INIT/MPI_FINALIZE (when mpifort
-#      builds a program).
+#   5. the same through the Fortran MPI_INIT/MPI_FINALIZE, mpif.h and
+#      mpi_f08 (when mpifort builds the programs).
 set -u
 fail() {
     echo "FAIL: $*"
@@ -111,14 +111,16 @@ else
     echo "ob1x-monitoring not built: drawing not checked"
 fi
 
-# 5. Fortran entry points
-if command -v "${MPIFORT:-mpifort}" >/dev/null 2>&1 &&
-    "${MPIFORT:-mpifort}" -o "$tmp/fring" "$OB1X_SRCDIR/test/monitoring/preload_app.f90" \
-        >"$tmp/fc.out" 2>&1; then
-    run "$tmp/cwd5" yes "$tmp/fring"
-    check_mats "$tmp/cwd5/monitoring" monitoring
-    echo "Fortran: 12 exact matrices"
-else
-    echo "no Fortran compiler: Fortran entry points not checked"
-fi
+# 5. Fortran entry points: mpif.h, then mpi_f08
+for f in preload_app preload_app_f08; do
+    if command -v "${MPIFORT:-mpifort}" >/dev/null 2>&1 &&
+        "${MPIFORT:-mpifort}" -o "$tmp/$f" "$OB1X_SRCDIR/test/monitoring/$f.f90" \
+            >"$tmp/fc.out" 2>&1; then
+        run "$tmp/cwd_$f" yes "$tmp/$f"
+        check_mats "$tmp/cwd_$f/monitoring" monitoring
+        echo "Fortran ($f.f90): 12 exact matrices"
+    else
+        echo "no Fortran compiler (or no mpi_f08): $f.f90 not checked"
+    fi
+done
 exit 0

@@ -7,7 +7,7 @@
  * rank sends LAPS messages of BYTES bytes to its right neighbour and
  * nothing else. Each hop adds one to the token's first byte, checked.
  *
- *   preload_ring LAPS BYTES
+ *   preload_app LAPS BYTES
  */
 #include <mpi.h>
 #include <stdio.h>

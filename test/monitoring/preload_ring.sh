@@ -44,6 +44,9 @@ run() { # dir preload(yes/no) program [mpirun options...]
     }
 }
 
+# shellcheck source=preload_lib.sh
+. "$OB1X_SRCDIR/test/monitoring/preload_lib.sh"
+
 # Expected entry [i][j] of group's matrix what (msg, size or avg).
 expect() { # group what i j
     local c=0
@@ -58,25 +61,6 @@ expect() { # group what i j
     size) echo $((c * bytes / 2)) ;;
     avg) [ $c -eq 0 ] && echo 0 || echo $bytes ;;
     esac
-}
-
-check_mats() { # prefix [prefix as given to the library]
-    local p=$1 given=${2:-$1} g w i row want
-    for g in pml coll osc all; do
-        for w in msg size avg; do
-            local f=${p}_${g}_${w}.mat
-            [ -f "$f" ] || fail "no $f"
-            [ "$(wc -l <"$f")" -eq "$np" ] || fail "$f: $(wc -l <"$f") rows, expected $np"
-            for i in $(seq 0 $((np - 1))); do
-                want=""
-                for j in $(seq 0 $((np - 1))); do want="$want$(expect $g $w $i $j) "; done
-                row=$(sed -n "$((i + 1))p" "$f")
-                [ "$row" = "$want" ] || fail "$f row $i: '$row', expected '$want'"
-            done
-            grep -qxF "writing ${np}x${np} matrix to ${given}_${g}_${w}.mat" "$tmp/stdout" ||
-                fail "no 'writing ${np}x${np} matrix to ${given}_${g}_${w}.mat' on stdout"
-        done
-    done
 }
 
 # 1. preloaded, with a prefix

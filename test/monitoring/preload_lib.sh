@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154
 # Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
 #
 # Sourced by the preload_*.sh tests: check_mats compares the twelve
@@ -14,7 +15,7 @@ check_mats() { # prefix [prefix as given to the library]
             [ "$(wc -l <"$f")" -eq "$np" ] || fail "$f: $(wc -l <"$f") rows, expected $np"
             for i in $(seq 0 $((np - 1))); do
                 want=""
-                for j in $(seq 0 $((np - 1))); do want="$want$(expect $g $w $i $j) "; done
+                for j in $(seq 0 $((np - 1))); do want="$want$(expect "$g" "$w" "$i" "$j") "; done
                 row=$(sed -n "$((i + 1))p" "$f")
                 [ "$row" = "$want" ] || fail "$f row $i: '$row', expected '$want'"
             done

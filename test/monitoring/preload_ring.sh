@@ -59,7 +59,7 @@ expect() { # group what i j
     case $2 in
     msg) echo $((c / 2)) ;;
     size) echo $((c * bytes / 2)) ;;
-    avg) [ $c -eq 0 ] && echo 0 || echo $bytes ;;
+    avg) [ "$c" -eq 0 ] && echo 0 || echo "$bytes" ;;
     esac
 }
 

@@ -27,8 +27,7 @@ int main(int argc, char **argv)
     int right = (rank + 1) % size, left = (rank + size - 1) % size;
     /* Block k of the window: what the left neighbour put (k < puts), then
      * this rank's own bytes for the right neighbour to get. */
-    MPI_Win_allocate((MPI_Aint) (puts + 1) * bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base,
-                     &win);
+    MPI_Win_allocate((MPI_Aint) (puts + 1) * bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     buf = malloc((size_t) bytes * 2);
     memset(base, 0, (size_t) (puts + 1) * bytes);
     memset(base + (size_t) puts * bytes, 100 + rank, bytes);
@@ -38,8 +37,7 @@ int main(int argc, char **argv)
         MPI_Put(buf, bytes, MPI_BYTE, right, (MPI_Aint) k * bytes, bytes, MPI_BYTE, win);
     }
     for (int k = 0; k < gets; k++) {
-        MPI_Get(buf + bytes, bytes, MPI_BYTE, left, (MPI_Aint) puts * bytes, bytes, MPI_BYTE,
-                win);
+        MPI_Get(buf + bytes, bytes, MPI_BYTE, left, (MPI_Aint) puts * bytes, bytes, MPI_BYTE, win);
     }
     MPI_Win_fence(0, win);
     for (int k = 0; k < puts * bytes; k++) {

@@ -37,15 +37,27 @@ static void prof_f_finalize(MPI_Fint *ierr)
 }
 
 /* The four manglings: MPI_INIT, mpi_init, mpi_init_, mpi_init__. */
-#define PROF_F_NAMES(upper, lower, impl, params, args) \
-    void upper params;                                 \
-    void lower params;                                 \
-    void lower##_ params;                              \
-    void lower##__ params;                             \
-    void upper params { impl args; }                   \
-    void lower params { impl args; }                   \
-    void lower##_ params { impl args; }                \
-    void lower##__ params { impl args; }
+#define PROF_F_NAMES(upper, lower, impl, params, args)                                             \
+    void upper params;                                                                             \
+    void lower params;                                                                             \
+    void lower##_ params;                                                                          \
+    void lower##__ params;                                                                         \
+    void upper params                                                                              \
+    {                                                                                              \
+        impl args;                                                                                 \
+    }                                                                                              \
+    void lower params                                                                              \
+    {                                                                                              \
+        impl args;                                                                                 \
+    }                                                                                              \
+    void lower##_ params                                                                           \
+    {                                                                                              \
+        impl args;                                                                                 \
+    }                                                                                              \
+    void lower##__ params                                                                          \
+    {                                                                                              \
+        impl args;                                                                                 \
+    }
 
 PROF_F_NAMES(MPI_INIT, mpi_init, prof_f_init, (MPI_Fint * ierr), (ierr))
 PROF_F_NAMES(MPI_INIT_THREAD, mpi_init_thread, prof_f_init_thread,

@@ -421,10 +421,13 @@ static void matrices_usage(FILE *f)
 
 static int parse_matrices_opts(int argc, char **argv, matrices_opts_t *o, int *first)
 {
-    int k;
-    for (k = 1; k < argc && '-' == argv[k][0]; k++) {
+    int npos = 0;
+    for (int k = 1; k < argc; k++) {
         const char *a = argv[k];
-        if ((0 == strcmp(a, "-o") || 0 == strcmp(a, "--output")) && k + 1 < argc) {
+        if ('-' != a[0]) {
+            *first = k; /* the one operand, wherever it stands */
+            npos++;
+        } else if ((0 == strcmp(a, "-o") || 0 == strcmp(a, "--output")) && k + 1 < argc) {
             o->out = argv[++k];
         } else if (0 == strcmp(a, "--title") && k + 1 < argc) {
             o->pic.title = argv[++k];
@@ -447,11 +450,10 @@ static int parse_matrices_opts(int argc, char **argv, matrices_opts_t *o, int *f
             return 2;
         }
     }
-    if (k + 1 != argc) {
+    if (1 != npos) {
         matrices_usage(stderr);
         return 2;
     }
-    *first = k;
     return 0;
 }
 

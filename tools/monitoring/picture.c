@@ -456,10 +456,16 @@ int mon_cmd_heatmap(int argc, char **argv)
 {
     mon_picture_opts_t o = {0};
     const char *out = NULL;
-    int svg = 0, png = 0, k;
-    for (k = 1; k < argc && '-' == argv[k][0]; k++) {
+    int svg = 0, png = 0, npos = 0;
+    char **pos = calloc((size_t) argc, sizeof(char *));
+    if (NULL == pos) {
+        return mon_error("out of memory");
+    }
+    for (int k = 1; k < argc; k++) {
         const char *a = argv[k];
-        if ((0 == strcmp(a, "-o") || 0 == strcmp(a, "--output")) && k + 1 < argc) {
+        if ('-' != a[0]) {
+            pos[npos++] = argv[k];
+        } else if ((0 == strcmp(a, "-o") || 0 == strcmp(a, "--output")) && k + 1 < argc) {
             out = argv[++k];
         } else if (0 == strcmp(a, "--title") && k + 1 < argc) {
             o.title = argv[++k];
@@ -473,23 +479,25 @@ int mon_cmd_heatmap(int argc, char **argv)
             o.log_scale = 1;
         } else if (0 == strcmp(a, "-h") || 0 == strcmp(a, "--help")) {
             heatmap_usage(stdout);
+            free(pos);
             return 0;
         } else {
             mon_error("heatmap: unknown option '%s'", a);
-            heatmap_usage(stderr);
-            return 2;
+            npos = -1;
+            break;
         }
     }
-    if (k == argc || (out && k + 1 != argc)) {
+    int rc = 0;
+    if (npos <= 0 || (out && npos != 1)) {
         heatmap_usage(stderr);
-        return 2;
+        rc = 2;
     }
     if (!svg && !png) {
         svg = png = 1;
     }
-    int rc = 0;
-    for (; 0 == rc && k < argc; k++) {
-        rc = heatmap_one(argv[k], out, svg, png, o);
+    for (int k = 0; 0 == rc && k < npos; k++) {
+        rc = heatmap_one(pos[k], out, svg, png, o);
     }
+    free(pos);
     return rc;
 }

@@ -347,10 +347,13 @@ static void place_usage(FILE *f)
 
 static int parse_place_opts(int argc, char **argv, place_opts_t *o, int *first)
 {
-    int k;
-    for (k = 1; k < argc && '-' == argv[k][0]; k++) {
+    int npos = 0;
+    for (int k = 1; k < argc; k++) {
         const char *a = argv[k];
-        if ((0 == strcmp(a, "-t") || 0 == strcmp(a, "--topology")) && k + 1 < argc) {
+        if ('-' != a[0]) {
+            *first = k; /* the one operand, wherever it stands */
+            npos++;
+        } else if ((0 == strcmp(a, "-t") || 0 == strcmp(a, "--topology")) && k + 1 < argc) {
             o->topology = argv[++k];
         } else if ((0 == strcmp(a, "-o") || 0 == strcmp(a, "--output")) && k + 1 < argc) {
             o->output = argv[++k];
@@ -367,11 +370,10 @@ static int parse_place_opts(int argc, char **argv, place_opts_t *o, int *first)
             return 2;
         }
     }
-    if (k + 1 != argc) {
+    if (1 != npos) {
         place_usage(stderr);
         return 2;
     }
-    *first = k;
     return 0;
 }
 

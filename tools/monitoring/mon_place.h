@@ -22,7 +22,9 @@ typedef struct mon_tree {
     mon_slot_t *slot;           /* per leaf, logical order */
 } mon_tree_t;
 
-int mon_tree_load(const char *spec, int use_pu, mon_tree_t *tree);
+/* Loads SPEC (see place --help); writes it as lstopo XML to save_xml when
+ * that is not NULL. */
+int mon_tree_load(const char *spec, int use_pu, const char *save_xml, mon_tree_t *tree);
 void mon_tree_free(mon_tree_t *tree);
 
 #endif

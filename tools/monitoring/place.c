@@ -28,7 +28,7 @@
 #define MON_MAX_OBJECTS 8192
 
 typedef struct place_opts {
-    const char *topology, *output, *hosts;
+    const char *topology, *output, *hosts, *save_xml;
     int use_pu;
 } place_opts_t;
 
@@ -340,6 +340,7 @@ static void place_usage(FILE *f)
           "                       \"package:2 core:8\" or \"2 packages x 8 cores\"\n"
           "  --hosts H1,H2,...    the topology is one node of each host (default localhost)\n"
           "  --pu                 place on hardware threads instead of cores\n"
+          "  --save-topology F    also write the topology used as lstopo XML to F\n"
           "  -o, --output FILE    write the rankfile there (default: stdout, after the costs)\n"
           "Run: mpirun -np N --rankfile FILE ./app\n",
           f);
@@ -359,6 +360,8 @@ static int parse_place_opts(int argc, char **argv, place_opts_t *o, int *first)
             o->output = argv[++k];
         } else if (0 == strcmp(a, "--hosts") && k + 1 < argc) {
             o->hosts = argv[++k];
+        } else if (0 == strcmp(a, "--save-topology") && k + 1 < argc) {
+            o->save_xml = argv[++k];
         } else if (0 == strcmp(a, "--pu")) {
             o->use_pu = 1;
         } else if (0 == strcmp(a, "-h") || 0 == strcmp(a, "--help")) {
@@ -387,7 +390,7 @@ int mon_cmd_place(int argc, char **argv)
     if (0 != rc || 0 != mon_matrix_read(argv[first], &mat)) {
         return rc ? rc : 1;
     }
-    if (0 != mon_tree_load(o.topology, o.use_pu, &node)) {
+    if (0 != mon_tree_load(o.topology, o.use_pu, o.save_xml, &node)) {
         mon_matrix_free(&mat);
         return 1;
     }

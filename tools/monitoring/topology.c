@@ -123,12 +123,16 @@ static int levels(hwloc_topology_t t, int leaf_depth, mon_tree_t *tree)
     return 0;
 }
 
-int mon_tree_load(const char *spec, int use_pu, mon_tree_t *tree)
+int mon_tree_load(const char *spec, int use_pu, const char *save_xml, mon_tree_t *tree)
 {
     hwloc_topology_t t;
     memset(tree, 0, sizeof(*tree));
     if (0 != load(spec, &t)) {
         return 1;
+    }
+    if (save_xml && 0 != hwloc_topology_export_xml(t, save_xml, 0)) {
+        hwloc_topology_destroy(t);
+        return mon_error("cannot write the topology to %s", save_xml);
     }
     hwloc_obj_type_t type = use_pu ? HWLOC_OBJ_PU : HWLOC_OBJ_CORE;
     int depth = hwloc_get_type_depth(t, type);

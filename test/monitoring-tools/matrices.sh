@@ -59,6 +59,18 @@ for f in "$fixtures"/expected/hand_*.mat; do
     cmp "$f" "$work/one_${b#hand_}" || fail "one.prof: ${b#hand_} differs"
 done
 
+# Monitoring printed on stdout (enable_output 1) among a program's output.
+{
+    echo "hello from the application"
+    cat "$work"/in/hand.*.prof
+    echo "E is not a matrix line without numbers"
+} >"$work/job.out"
+"$tool" matrices -q "$work/job.out" -o "$work/job" || fail "matrices job.out"
+for f in "$fixtures"/expected/hand_*.mat; do
+    b=${f##*/}
+    cmp "$f" "$work/job_${b#hand_}" || fail "job.out: ${b#hand_} differs"
+done
+
 # The stock script itself, when the host has it.
 if command -v profile2mat >/dev/null 2>&1; then
     mkdir "$work/stock"

@@ -401,12 +401,13 @@ static int run_phases(const char *prefix, const matrices_opts_t *o)
 static void matrices_usage(FILE *f)
 {
     fputs("Usage: ob1x-monitoring matrices [options] PREFIX\n"
-          "       ob1x-monitoring matrices [options] FILE.prof\n"
+          "       ob1x-monitoring matrices [options] FILE[.prof]\n"
           "\n"
           "Reads PREFIX.<rank>.prof of every rank (the files pml_monitoring_filename=PREFIX\n"
-          "gives), or one FILE.prof (e.g. their concatenation), and writes\n"
+          "gives), or one FILE (their concatenation, or a job's output with the\n"
+          "monitoring printed on stdout or stderr among other lines), and writes\n"
           "OUT_{size,msg,avg}_{all,external,internal,osc,coll}.mat exactly as Open MPI's\n"
-          "profile2mat.pl does on the concatenated file. OUT is PREFIX (FILE without .prof).\n"
+          "profile2mat.pl does on the concatenated file. OUT: PREFIX, or FILE less .prof.\n"
           "\n"
           "Options:\n"
           "  -o, --output OUT  prefix of the files written\n"
@@ -470,10 +471,12 @@ int mon_cmd_matrices(int argc, char **argv)
     if (o.phases) {
         return run_phases(arg, &o);
     }
-    if (len > 5 && 0 == strcmp(arg + len - 5, ".prof") && 0 == stat(arg, &st) &&
-        S_ISREG(st.st_mode)) {
+    /* A file: a concatenation, or what pml_monitoring_enable_output 1 or 2
+     * printed among the program's own output (other lines are ignored). */
+    if (0 == stat(arg, &st) && S_ISREG(st.st_mode)) {
         char out[4096];
-        snprintf(out, sizeof(out), "%.*s", (int) (len - 5), arg);
+        int ext = len > 5 && 0 == strcmp(arg + len - 5, ".prof") ? 5 : 0;
+        snprintf(out, sizeof(out), "%.*s", (int) (len - ext), arg);
         return run_file(arg, o.out ? o.out : out, &o);
     }
     return run_one(arg, o.out ? o.out : arg, &o);

@@ -207,7 +207,7 @@ static int write_pictures(const char *matpath, const mon_matrix_t *m, const matr
     char path[4096], title[512];
     size_t base = strlen(matpath) - 4; /* drop ".mat" */
     mon_picture_opts_t pic = o->pic;
-    const char *what = 0 == strcmp(kind, "size") ? "bytes"
+    const char *what = 0 == strcmp(kind, "size")  ? "bytes"
                        : 0 == strcmp(kind, "msg") ? "messages"
                                                   : "average message size";
     const char *slash = strrchr(out, '/');
@@ -235,8 +235,8 @@ static int write_pictures(const char *matpath, const mon_matrix_t *m, const matr
     return 0;
 }
 
-static int write_category(const prof_set_t *set, int cat, const char *out,
-                          const matrices_opts_t *o, int *written)
+static int write_category(const prof_set_t *set, int cat, const char *out, const matrices_opts_t *o,
+                          int *written)
 {
     static const char *const kind[3] = {"size", "msg", "avg"};
     mon_matrix_t mat[3] = {{0}};

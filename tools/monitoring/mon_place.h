@@ -15,11 +15,11 @@ typedef struct mon_slot {
 /* One machine's topology; levels with arity 1 (a cache per core...) are
  * dropped: they change no distance. */
 typedef struct mon_tree {
-    int depth;                  /* branching levels */
-    int arity[MON_MAX_LEVELS];  /* children per node, root first */
-    int leaves;                 /* product of the arities */
-    const char *leaf_type;      /* "Core" or "PU" */
-    mon_slot_t *slot;           /* per leaf, logical order */
+    int depth;                 /* branching levels */
+    int arity[MON_MAX_LEVELS]; /* children per node, root first */
+    int leaves;                /* product of the arities */
+    const char *leaf_type;     /* "Core" or "PU" */
+    mon_slot_t *slot;          /* per leaf, logical order */
 } mon_tree_t;
 
 /* Loads SPEC (see place --help); writes it as lstopo XML to save_xml when

@@ -28,16 +28,16 @@
 #define CHAR_H 8
 
 typedef struct layout {
-    int n;        /* ranks */
-    int b;        /* ranks per cell */
-    int nb;       /* cells per side */
-    int cs;       /* pixels per cell */
-    int side;     /* nb * cs */
-    int x0, y0;   /* top left corner of the matrix */
-    int step;     /* ranks between labels */
-    int bar_x;    /* colour bar */
-    int w, h;     /* whole picture */
-    double vmax;  /* largest cell */
+    int n;       /* ranks */
+    int b;       /* ranks per cell */
+    int nb;      /* cells per side */
+    int cs;      /* pixels per cell */
+    int side;    /* nb * cs */
+    int x0, y0;  /* top left corner of the matrix */
+    int step;    /* ranks between labels */
+    int bar_x;   /* colour bar */
+    int w, h;    /* whole picture */
+    double vmax; /* largest cell */
     mon_matrix_t cells;
 } layout_t;
 
@@ -205,8 +205,8 @@ static void svg_cells(FILE *f, const layout_t *l, const mon_picture_opts_t *o)
             fprintf(f,
                     "<rect class=\"cell\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
                     "fill=\"#%02x%02x%02x\"><title>%d,%d: %.0f</title></rect>\n",
-                    l->x0 + j * l->cs, l->y0 + i * l->cs, l->cs, l->cs, c[0], c[1], c[2],
-                    i * l->b, j * l->b, v);
+                    l->x0 + j * l->cs, l->y0 + i * l->cs, l->cs, l->cs, c[0], c[1], c[2], i * l->b,
+                    j * l->b, v);
         }
     }
 }
@@ -257,10 +257,11 @@ int mon_picture_svg(const char *path, const mon_matrix_t *m, const mon_picture_o
         mon_matrix_free(&l.cells);
         return mon_error("cannot write %s: %s", path, strerror(errno));
     }
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-               "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n"
-               "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n",
+    fprintf(f,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+            "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n"
+            "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n",
             l.w, l.h, l.w, l.h);
     if (l.b > 1) {
         snprintf(title, sizeof(title), "%s (%d ranks per cell)", o->title, l.b);
@@ -268,8 +269,9 @@ int mon_picture_svg(const char *path, const mon_matrix_t *m, const mon_picture_o
         snprintf(title, sizeof(title), "%s", o->title);
     }
     svg_text(f, l.x0, 18, "start", 14, title);
-    fprintf(f, "<rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
-               "fill=\"#ffffff\" stroke=\"#999999\"/>\n",
+    fprintf(f,
+            "<rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+            "fill=\"#ffffff\" stroke=\"#999999\"/>\n",
             l.x0, l.y0, l.side, l.side);
     svg_cells(f, &l, o);
     svg_axes(f, &l);
@@ -314,8 +316,7 @@ static void text(canvas_t *c, int x, int y, int align, int s, const char *str)
     }
 }
 
-static void png_draw(canvas_t *c, const layout_t *l, const mon_picture_opts_t *o,
-                     const char *title)
+static void png_draw(canvas_t *c, const layout_t *l, const mon_picture_opts_t *o, const char *title)
 {
     static const unsigned char grey[3] = {0x99, 0x99, 0x99}, white[3] = {255, 255, 255};
     unsigned char rgb[3];
@@ -421,8 +422,7 @@ static void heatmap_usage(FILE *f)
           f);
 }
 
-static int heatmap_one(const char *path, const char *out, int svg, int png,
-                       mon_picture_opts_t o)
+static int heatmap_one(const char *path, const char *out, int svg, int png, mon_picture_opts_t o)
 {
     mon_matrix_t m;
     char name[4096];

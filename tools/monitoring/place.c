@@ -193,7 +193,8 @@ static int treematch(const mon_matrix_t *mat, const full_tree_t *t, int *pos)
     for (int k = t->depth - 1; 0 == rc && k >= 0; k--) {
         double *up = NULL;
         grp[k] = malloc((size_t) m * sizeof(int));
-        rc = NULL == grp[k] ? mon_error("out of memory") : group_level(c, m, t->arity[k], grp[k], &up);
+        rc = NULL == grp[k] ? mon_error("out of memory")
+                            : group_level(c, m, t->arity[k], grp[k], &up);
         free(c);
         c = up;
         m /= t->arity[k];

@@ -8,7 +8,8 @@
 # byte those of Open MPI's profile2mat.pl on the concatenated files, kept in
 # fixtures/expected (and, when the host has /usr/bin/profile2mat, produced
 # again by it here). Also: a run without E lines gives only the *_all
-# matrices, as stock; --phases gives each phase's matrices; one .prof file.
+# matrices, as stock; --phases gives each phase's matrices; one .prof file;
+# a job's output with the monitoring lines among others; the histograms.
 set -u
 . "$OB1X_SRCDIR/test/monitoring-tools/tool.sh"
 
@@ -86,6 +87,18 @@ if command -v profile2mat >/dev/null 2>&1; then
     done
     echo "profile2mat agrees with the fixtures"
 fi
+
+# The size histograms (E lines, and I lines of peers without E line), summed:
+# worked out by hand from the fixtures' bins.
+want=$(printf '%s\n' '# bin	from_bytes	to_bytes	messages' '0	0	0	1' '1	1	1	1' '2	2	3	1' \
+    '3	4	7	1' '4	8	15	2' '8	128	255	2' '9	256	511	2' '10	512	1023	1' '# total	11')
+got=$("$tool" histogram "$work/in/hand") || fail "histogram"
+[ "$got" = "$want" ] || fail "histogram:
+$got"
+got=$("$tool" histogram --from 0 --to 3 "$work/in/hand") || fail "histogram 0 -> 3"
+[ "$got" = "$(printf '%s\n' '# bin	from_bytes	to_bytes	messages' '0	0	0	1' '4	8	15	1' '# total	2')" ] ||
+    fail "histogram 0 -> 3:
+$got"
 
 # Errors: no input, a matrix that is not square.
 "$tool" matrices -q "$work/in/nothing" 2>/dev/null && fail "no .prof files: success"

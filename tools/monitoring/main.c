@@ -32,6 +32,7 @@ static void usage(FILE *f)
           "  place FILE.mat             TreeMatch-style placement on a topology: an Open\n"
           "                             MPI rankfile and its cost against packed and\n"
           "                             round-robin placements\n"
+          "  histogram PREFIX|FILE      message-size histogram (log2 bins) of the E/I lines\n"
           "  version                    print the version\n",
           f);
 }
@@ -48,6 +49,9 @@ int main(int argc, char **argv)
     }
     if (0 == strcmp(cmd, "heatmap")) {
         return mon_cmd_heatmap(argc - 1, argv + 1);
+    }
+    if (0 == strcmp(cmd, "histogram")) {
+        return mon_cmd_histogram(argc - 1, argv + 1);
     }
     if (0 == strcmp(cmd, "place")) {
         return mon_cmd_place(argc - 1, argv + 1);

@@ -296,8 +296,8 @@ static int glob_ranks(const char *prefix, glob_t *g)
     return 0 == rc ? 0 : mon_error("cannot list %s", pat);
 }
 
-/* Reads PREFIX.<rank>.prof for every rank present. */
-static int read_run(const char *prefix, prof_set_t *set, int *files)
+int mon_for_each_rank_file(const char *prefix, int (*fn)(const char *path, void *ctx), void *ctx,
+                           int *files)
 {
     glob_t g;
     size_t plen = strlen(prefix);
@@ -308,7 +308,7 @@ static int read_run(const char *prefix, prof_set_t *set, int *files)
     *files = 0;
     for (size_t k = 0; 0 == rc && k < g.gl_pathc; k++) {
         if (is_rank_suffix(g.gl_pathv[k] + plen + 1)) {
-            rc = read_prof(g.gl_pathv[k], set);
+            rc = fn(g.gl_pathv[k], ctx);
             (*files)++;
         }
     }
@@ -318,10 +318,15 @@ static int read_run(const char *prefix, prof_set_t *set, int *files)
     return rc;
 }
 
+static int read_prof_cb(const char *path, void *set)
+{
+    return read_prof(path, set);
+}
+
 static int run_one(const char *prefix, const char *out, const matrices_opts_t *o)
 {
     prof_set_t set = {0};
-    int files, rc = read_run(prefix, &set, &files);
+    int files, rc = mon_for_each_rank_file(prefix, read_prof_cb, &set, &files);
     if (0 == rc && 0 == files) {
         rc = mon_error("no file %s.<rank>.prof", prefix);
     }

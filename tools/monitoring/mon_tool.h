@@ -42,10 +42,16 @@ const char *mon_units_from_name(const char *path);
  * bit 4 = leftmost column. */
 unsigned mon_font_row(int c, int r);
 
+/* Calls fn on each PREFIX.<rank>.prof file (rank = digits only); *files
+ * gets how many. Stops at the first non-zero return, returned. */
+int mon_for_each_rank_file(const char *prefix, int (*fn)(const char *path, void *ctx), void *ctx,
+                           int *files);
+
 /* Subcommands. */
 int mon_cmd_matrices(int argc, char **argv);
 int mon_cmd_heatmap(int argc, char **argv);
 int mon_cmd_place(int argc, char **argv);
+int mon_cmd_histogram(int argc, char **argv);
 
 /* Prints "ob1x-monitoring: " and the message on stderr; returns 1. */
 int mon_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -9,7 +9,8 @@
 # {1,3,5,7}): each block on one package again, cheaper than packed. The
 # topology given three ways (hwloc's syntax, "2 packages x 4 cores", an
 # lstopo XML file written by --save-topology) gives the same placement; two
-# hosts of 4 cores put one block per host; 16 ranks on 8 cores two per core.
+# hosts of 4 cores put one block per host; 16 ranks on 8 cores two per core;
+# 64 ranks in 8 scattered blocks on 8 packages x 8 cores: one package each.
 set -u
 . "$OB1X_SRCDIR/test/monitoring-tools/tool.sh"
 
@@ -106,6 +107,33 @@ out=$("$tool" place -t "package:2 core:4" "$work/sixteen.mat") || fail "place 16
 [ "$(grep '^rank ' <<<"$out" | awk '{ print $3 }' | sort | uniq -c | awk '{ print $1 }' | sort -u)" = 2 ] ||
     fail "not two ranks per core:
 $out"
+
+# 64 ranks in 8 scattered blocks of 8 (block of r: (13 r mod 64) / 8) on
+# 8 packages x 8 cores: every block on one package.
+for ((i = 0; i < 64; i++)); do
+    line=
+    for ((j = 0; j < 64; j++)); do
+        if [ $i = $j ]; then
+            line+="0 "
+        elif [ $((i * 13 % 64 / 8)) = $((j * 13 % 64 / 8)) ]; then
+            line+="$((500 + i * j % 100)) "
+        else
+            line+="$(((i + j) % 3)) "
+        fi
+    done
+    echo "$line"
+done >"$work/scattered.mat"
+out=$("$tool" place -t "package:8 core:8" "$work/scattered.mat") || fail "place scattered"
+for ((b = 0; b < 8; b++)); do
+    ranks=()
+    for ((r = 0; r < 64; r++)); do
+        [ $((r * 13 % 64 / 8)) = $b ] && ranks+=("$r")
+    done
+    check_blocks "$out" "${ranks[@]}"
+done
+read -r tm _ <<<"$(cost_of "$out" treematch)"
+read -r pk _ <<<"$(cost_of "$out" packed)"
+((tm < pk)) || fail "scattered: treematch $tm not below packed $pk"
 
 "$tool" place -t "package:2 nonsense:4" "$work/blocks.mat" 2>/dev/null && fail "bad topology accepted"
 echo "placements as expected"

@@ -11,6 +11,8 @@
  * down, each group gets one subtree. Grouping is greedy (seed = the object
  * that talks most, then whoever talks most to the group) and then improved
  * by swapping pairs between groups while that keeps more traffic inside.
+ * The same is run from consecutive ranks (swaps only); the cheaper of the
+ * two is proposed, or packed if that is cheaper still.
  *
  * Cost of a placement: sum over ordered pairs of matrix[i][j] x hops, hops
  * being the number of tree edges between the two leaves (0 on one leaf),
@@ -131,7 +133,7 @@ static int improve_pass(const double *c, int m, int a, int *grp)
 
 /* Groups the m objects of matrix c by a; *up gets the (m/a)^2 matrix of the
  * traffic between groups. */
-static int group_level(const double *c, int m, int a, int *grp, double **up)
+static int group_level(const double *c, int m, int a, int greedy, int *grp, double **up)
 {
     char *used = malloc((size_t) m);
     double *gain = malloc((size_t) m * sizeof(double));
@@ -142,7 +144,13 @@ static int group_level(const double *c, int m, int a, int *grp, double **up)
         free(gain);
         return mon_error("out of memory");
     }
-    greedy_groups(c, m, a, grp, used, gain);
+    if (greedy) {
+        greedy_groups(c, m, a, grp, used, gain);
+    } else {
+        for (int k = 0; k < m; k++) {
+            grp[k] = k; /* start from consecutive objects (packed) */
+        }
+    }
     for (int pass = 0; pass < 8 && a > 1 && ng > 1 && m <= 2048 && improve_pass(c, m, a, grp);
          pass++) {
     }
@@ -177,7 +185,7 @@ static void assign(int **grp, const full_tree_t *t, int k, int o, int base, int 
 }
 
 /* TreeMatch: pos[rank] = physical leaf. */
-static int treematch(const mon_matrix_t *mat, const full_tree_t *t, int *pos)
+static int treematch(const mon_matrix_t *mat, const full_tree_t *t, int greedy, int *pos)
 {
     int m = t->leaves * t->over, rc = 0;
     int *grp[MON_MAX_LEVELS + 2] = {0};
@@ -194,7 +202,7 @@ static int treematch(const mon_matrix_t *mat, const full_tree_t *t, int *pos)
         double *up = NULL;
         grp[k] = malloc((size_t) m * sizeof(int));
         rc = NULL == grp[k] ? mon_error("out of memory")
-                            : group_level(c, m, t->arity[k], grp[k], &up);
+                            : group_level(c, m, t->arity[k], greedy, grp[k], &up);
         free(c);
         c = up;
         m /= t->arity[k];
@@ -244,6 +252,31 @@ static void packed(const full_tree_t *t, int n, int *pos)
     for (int r = 0; r < n; r++) {
         pos[r] = r / t->over;
     }
+}
+
+/* The proposal: the cheaper of two groupings (greedy; consecutive ranks
+ * improved by swaps), and never worse than packed. A greedy start finds
+ * scattered partners that swaps from packed would not reach; swaps from
+ * packed keep the locality of banded matrices that greedy seeds break. */
+static int propose(const mon_matrix_t *mat, const full_tree_t *t, int *pos)
+{
+    int *alt = calloc((size_t) mat->n + 1, sizeof(int));
+    double best, other, max;
+    int rc = NULL == alt ? mon_error("out of memory") : treematch(mat, t, 1, pos);
+    for (int k = 0; 0 == rc && k < 2; k++) {
+        if (0 == k) {
+            rc = treematch(mat, t, 0, alt);
+        } else {
+            packed(t, mat->n, alt);
+        }
+        cost(mat, t, pos, &best, &max);
+        cost(mat, t, alt, &other, &max);
+        if (0 == rc && other < best) {
+            memcpy(pos, alt, (size_t) mat->n * sizeof(int));
+        }
+    }
+    free(alt);
+    return rc;
 }
 
 static void round_robin(const full_tree_t *t, int n, int *pos)
@@ -399,7 +432,7 @@ int mon_cmd_place(int argc, char **argv)
                    calloc(mat.n, sizeof(int))};
     rc = NULL == pos[0] || NULL == pos[1] || NULL == pos[2] ? mon_error("out of memory") : 0;
     rc = rc ? rc : build_tree(&node, mat.n, o.hosts, &t);
-    rc = rc ? rc : treematch(&mat, &t, pos[0]);
+    rc = rc ? rc : propose(&mat, &t, pos[0]);
     if (0 == rc) {
         packed(&t, mat.n, pos[1]);
         round_robin(&t, mat.n, pos[2]);

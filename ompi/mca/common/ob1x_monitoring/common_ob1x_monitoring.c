@@ -342,8 +342,6 @@ void ob1x_mon_reset(void)
 {
     ob1x_mon_peers_reset();
     ob1x_mon_coll_reset_all();
-    memset(ob1x_mon_proto_count, 0, sizeof(ob1x_mon_proto_count));
-    memset(ob1x_mon_proto_bytes, 0, sizeof(ob1x_mon_proto_bytes));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -454,16 +452,5 @@ void ob1x_mon_record_coll_proc(const ompi_proc_t *proc, size_t bytes)
 {
     if (ob1x_mon_is_on()) {
         record_coll(proc->super.proc_name, bytes);
-    }
-}
-
-uint64_t ob1x_mon_proto_count[OB1X_MON_MAX_PROTOCOLS];
-uint64_t ob1x_mon_proto_bytes[OB1X_MON_MAX_PROTOCOLS];
-
-void ob1x_mon_record_protocol(int protocol, size_t bytes)
-{
-    if (ob1x_mon_is_on() && protocol >= 0 && protocol < OB1X_MON_MAX_PROTOCOLS) {
-        ob1x_mon_add(&ob1x_mon_proto_count[protocol], 1);
-        ob1x_mon_add(&ob1x_mon_proto_bytes[protocol], bytes);
     }
 }

@@ -230,11 +230,6 @@ void ob1x_mon_dump(FILE *f);
 /* Zeros every counter (per peer and per communicator). */
 void ob1x_mon_reset(void);
 
-/* Per-protocol split of pml/ob1x's sends, filled by pml/ob1x (beyond stock;
- * exposed as pml_monitoring_protocol_* pvars when registered). Index by the
- * PML's protocol number, < OB1X_MON_MAX_PROTOCOLS. */
-#define OB1X_MON_MAX_PROTOCOLS 8
-void ob1x_mon_record_protocol(int protocol, size_t bytes);
 
 END_C_DECLS
 

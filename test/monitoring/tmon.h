@@ -50,6 +50,9 @@ void tmon_read(MPI_T_pvar_handle h, unsigned long long *values);
  * linear, one empty internal-tag message from every rank to 0 and from 0 to
  * every rank). */
 void tmon_pattern(int with_barrier);
+/* Set: tmon_pattern starts no persistent send (Open MPI 4.1's monitoring
+ * does not count them; for comparisons with it). */
+extern int tmon_no_persistent;
 
 /* Internal messages rank "from" sends to rank "to" in tmon_pattern's barrier. */
 int tmon_barrier_msgs(int from, int to);

@@ -85,12 +85,12 @@ static void check_pvars(MPI_Comm dup)
 {
     T_CHECK(pvar_at("osc_monitoring_messages_sent_count", MPI_T_PVAR_CLASS_SIZE, MPI_COMM_WORLD,
                     right) == 1 &&
-                pvar_at("osc_monitoring_messages_sent_size", MPI_T_PVAR_CLASS_SIZE,
-                        MPI_COMM_WORLD, right) == 100 &&
-                pvar_at("osc_monitoring_messages_recv_count", MPI_T_PVAR_CLASS_SIZE,
-                        MPI_COMM_WORLD, left) == 2 &&
-                pvar_at("osc_monitoring_messages_recv_size", MPI_T_PVAR_CLASS_SIZE,
-                        MPI_COMM_WORLD, left) == 100,
+                pvar_at("osc_monitoring_messages_sent_size", MPI_T_PVAR_CLASS_SIZE, MPI_COMM_WORLD,
+                        right) == 100 &&
+                pvar_at("osc_monitoring_messages_recv_count", MPI_T_PVAR_CLASS_SIZE, MPI_COMM_WORLD,
+                        left) == 2 &&
+                pvar_at("osc_monitoring_messages_recv_size", MPI_T_PVAR_CLASS_SIZE, MPI_COMM_WORLD,
+                        left) == 100,
             "osc pvars wrong");
     T_CHECK(pvar_at("coll_monitoring_messages_count", MPI_T_PVAR_CLASS_SIZE, MPI_COMM_WORLD,
                     right) == 2 &&
@@ -121,8 +121,8 @@ int main(int argc, char **argv)
     /* counter classes count from the handle's start */
     T_MPI(MPI_T_pvar_handle_alloc(tmon_session,
                                   tmon_pvar_index("coll_monitoring_o2a_count",
-                                                  MPI_T_PVAR_CLASS_COUNTER,
-                                                  MPI_UNSIGNED_LONG_LONG, MPI_T_BIND_MPI_COMM),
+                                                  MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG,
+                                                  MPI_T_BIND_MPI_COMM),
                                   &dup, &o2a, &count));
     T_MPI(MPI_T_pvar_handle_alloc(tmon_session,
                                   tmon_pvar_index("coll_monitoring_a2a_size",

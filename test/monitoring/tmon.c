@@ -72,8 +72,8 @@ int tmon_pvar_index(const char *name, int var_class, MPI_Datatype type, int bind
 MPI_T_pvar_handle tmon_handle(const char *name, MPI_Comm comm, int *count)
 {
     MPI_T_pvar_handle h;
-    int idx = tmon_pvar_index(name, MPI_T_PVAR_CLASS_SIZE, MPI_UNSIGNED_LONG_LONG,
-                              MPI_T_BIND_MPI_COMM);
+    int idx =
+        tmon_pvar_index(name, MPI_T_PVAR_CLASS_SIZE, MPI_UNSIGNED_LONG_LONG, MPI_T_BIND_MPI_COMM);
 
     T_MPI(MPI_T_pvar_handle_alloc(tmon_session, idx, &comm, &h, count));
     return h;

@@ -14,12 +14,12 @@
 
 #include "../common/tpml.h"
 
-#define TMON_ROUNDS 5     /* ring rounds */
-#define TMON_BYTES 1000   /* bytes per ring message (histogram bin 10) */
-#define TMON_PBYTES 16    /* persistent send, started twice (bin 5) */
+#define TMON_ROUNDS 5   /* ring rounds */
+#define TMON_BYTES 1000 /* bytes per ring message (histogram bin 10) */
+#define TMON_PBYTES 16  /* persistent send, started twice (bin 5) */
 #define TMON_TAG 7
 #define TMON_PTAG 9
-#define TMON_ZTAG 11      /* one empty message (bin 0) */
+#define TMON_ZTAG 11 /* one empty message (bin 0) */
 #define TMON_BINS 66
 
 /* Messages and bytes each process sends to its right neighbour (external tags). */

@@ -234,7 +234,6 @@ void ob1x_mon_dump(FILE *f);
 /* Zeros every counter (per peer and per communicator). */
 void ob1x_mon_reset(void);
 
-
 END_C_DECLS
 
 #endif /* COMMON_OB1X_MONITORING_H */

@@ -58,6 +58,7 @@ static void check_translation(void)
     ompi_group_t *g = ((ompi_communicator_t *) MPI_COMM_WORLD)->c_remote_group;
 
     T_CHECK(ob1x_mon_is_on() && 2 == ob1x_mon_enabled(), "monitoring not on in mode 2");
+    T_CHECK(ob1x_mon_pml_records_itself(), "pml/ob1x selected but not recording by itself");
     T_CHECK(ob1x_mon_my_world_rank() == t_rank && ob1x_mon_world_size() == t_size,
             "my world rank %d size %d", ob1x_mon_my_world_rank(), ob1x_mon_world_size());
     for (int i = 0; i < t_size; ++i) {

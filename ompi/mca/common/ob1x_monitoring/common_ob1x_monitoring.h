@@ -136,6 +136,12 @@ int ob1x_mon_enabled(void);
  * mca_base_var_finalize; ob1x registers them when it is selected. */
 int ob1x_mon_register(void);
 
+/* A PML that records into the engine by itself (pml/ob1x) says so when it
+ * is enabled; a pml/monitoring interposition component then stands aside
+ * (no double counting). */
+void ob1x_mon_set_pml_records_itself(bool yes);
+bool ob1x_mon_pml_records_itself(void);
+
 /* --------------------------------------------------------------------------
  * Recording. "bytes" is the message's packed size (what the PML sends).
  * -------------------------------------------------------------------------- */

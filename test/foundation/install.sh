@@ -135,6 +135,19 @@ round_trip() {
             fail "${dso##*/} finds $common at '$found', not in $prefix/lib"
     done
     echo "shared library: $common in $prefix/lib, found there by every component"
+    # the monitoring engine: installed, marked nodelete (its MPI_T variables
+    # must outlive a component that is dlclosed), found in $prefix/lib by
+    # every component that links it
+    local mon=libmca_common_ob1x_monitoring.so.0
+    [ -f "$prefix/lib/$mon" ] || fail "$mon not installed in $prefix/lib"
+    readelf -d "$prefix/lib/$mon" | grep -q 'Flags:.*NODELETE' || fail "$mon is not linked -z nodelete"
+    for dso in "$compdir"/mca_*.so; do
+        ldd "$dso" | grep -q "$mon" || continue
+        found=$(ldd "$dso" | sed -n "s/^[[:space:]]*$mon => \([^ ]*\) .*/\1/p")
+        [ "$(readlink -f "$found")" = "$(readlink -f "$prefix/lib/$mon")" ] ||
+            fail "${dso##*/} finds $mon at '$found', not in $prefix/lib"
+    done
+    echo "shared library: $mon in $prefix/lib (nodelete), found there by its components"
 
     echo "== make install again (must change nothing)"
     make -C "$builddir" install prefix="$prefix" exec_prefix="$prefix" \

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tpml.h"
+#include "tosc.h"
 
 #define STRIDE 32      /* ints of one (epoch, origin) region of a window */
 #define STATIC_BASE 0  /* 8 ints read by get/rget, never written */
@@ -194,23 +194,6 @@ static void check_window(void)
     }
 }
 
-/* osc_monitoring_windows, or 0 when osc/monitoring is not there. */
-static unsigned long long windows_held(MPI_T_pvar_session s)
-{
-    MPI_T_pvar_handle h;
-    unsigned long long v = 0;
-    int idx, count;
-
-    if (MPI_SUCCESS != MPI_T_pvar_get_index("osc_monitoring_windows", MPI_T_PVAR_CLASS_LEVEL,
-                                            &idx) ||
-        MPI_SUCCESS != MPI_T_pvar_handle_alloc(s, idx, NULL, &h, &count)) {
-        return 0;
-    }
-    T_MPI(MPI_T_pvar_read(s, h, &v));
-    MPI_T_pvar_handle_free(s, &h);
-    return v;
-}
-
 static void check_counts(MPI_T_pvar_session s, MPI_T_pvar_handle *h, int off)
 {
     unsigned long long *got = calloc((size_t) t_size, sizeof(*got));
@@ -228,15 +211,7 @@ static void check_counts(MPI_T_pvar_session s, MPI_T_pvar_handle *h, int off)
 static void open_counts(MPI_T_pvar_session s, MPI_T_pvar_handle *h)
 {
     for (int v = 0; v < NVARS; v++) {
-        int idx, count, rc;
-        MPI_Comm comm = MPI_COMM_WORLD;
-
-        T_MPI(MPI_T_pvar_get_index(var_names[v], MPI_T_PVAR_CLASS_SIZE, &idx));
-        T_MPI(MPI_T_pvar_handle_alloc(s, idx, &comm, &h[v], &count));
-        T_CHECK(count == t_size, "%s: %d entries for %d ranks", var_names[v], count, t_size);
-        rc = MPI_T_pvar_start(s, h[v]);
-        T_CHECK(MPI_SUCCESS == rc || MPI_T_ERR_PVAR_NO_STARTSTOP == rc, "start %s: %d",
-                var_names[v], rc);
+        h[v] = tosc_open_peer_var(s, var_names[v]);
     }
 }
 
@@ -273,7 +248,7 @@ int main(int argc, char **argv)
     }
     T_MPI(MPI_Barrier(MPI_COMM_WORLD));
 
-    held = windows_held(s);
+    held = tosc_windows_held(s);
     T_CHECK(held == (off ? 0u : 1u), "osc_monitoring_windows = %llu with the window open", held);
 
     T_MPI(MPI_Comm_group(MPI_COMM_WORLD, &world));
@@ -288,7 +263,7 @@ int main(int argc, char **argv)
     T_MPI(MPI_Barrier(MPI_COMM_WORLD));
 
     T_MPI(MPI_Win_free(&win));
-    held = windows_held(s);
+    held = tosc_windows_held(s);
     T_CHECK(0 == held, "osc_monitoring_windows = %llu after MPI_Win_free", held);
     if (NULL != flavor && 0 == strcmp(flavor, "create")) {
         free(winbuf);

@@ -25,8 +25,8 @@
 
 #include "tosc.h"
 
-#define STRIDE 32      /* ints of one (epoch, origin) region of a window */
-#define STATIC_BASE 0  /* 8 ints read by get/rget, never written */
+#define STRIDE 32     /* ints of one (epoch, origin) region of a window */
+#define STATIC_BASE 0 /* 8 ints read by get/rget, never written */
 #define REGION_BASE 8
 #define EPOCHS 3
 

@@ -71,8 +71,7 @@ static void check_data(int left, int right)
     for (int k = 0; k < NWIN; k++) {
         T_MPI(MPI_Win_sync(win[k]));
         for (int i = 0; i <= k; i++) {
-            T_CHECK(mem[k][i] == 100 * left + 10 * k + i, "window %d [%d] = %d", k, i,
-                    mem[k][i]);
+            T_CHECK(mem[k][i] == 100 * left + 10 * k + i, "window %d [%d] = %d", k, i, mem[k][i]);
         }
     }
     /* shared_query stays the component's own: the neighbour's segment,

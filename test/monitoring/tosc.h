@@ -16,8 +16,8 @@ static inline unsigned long long tosc_windows_held(MPI_T_pvar_session s)
     unsigned long long v = 0;
     int idx, count;
 
-    if (MPI_SUCCESS != MPI_T_pvar_get_index("osc_monitoring_windows", MPI_T_PVAR_CLASS_LEVEL,
-                                            &idx) ||
+    if (MPI_SUCCESS !=
+            MPI_T_pvar_get_index("osc_monitoring_windows", MPI_T_PVAR_CLASS_LEVEL, &idx) ||
         MPI_SUCCESS != MPI_T_pvar_handle_alloc(s, idx, NULL, &h, &count)) {
         return 0;
     }

@@ -124,7 +124,12 @@ static int osc_monitoring_select(ompi_win_t *win, void **base, size_t size, int 
         return rc;
     }
     rc = osc_monitoring_interpose(win);
-    if (OMPI_SUCCESS != rc) {
+    if (OMPI_SUCCESS == rc) {
+        /* --mca osc_base_verbose 10 shows who really serves each window */
+        opal_output_verbose(10, ompi_osc_base_framework.framework_output,
+                            "osc/monitoring: counting window \"%s\", served by osc/%s", win->w_name,
+                            best->osc_version.mca_component_name);
+    } else {
         /* Out of memory for the record: the window works, uncounted. */
         opal_output_verbose(1, ompi_osc_base_framework.framework_output,
                             "osc/monitoring: window not monitored (%d)", rc);

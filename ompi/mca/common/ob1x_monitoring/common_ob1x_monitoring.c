@@ -31,13 +31,22 @@ char *ob1x_mon_filename = NULL;
 static char *filename_param = NULL;
 static int init_count = 0;
 
+/* A peer's counts since the start of the run ("now", only ever growing, so
+ * that MPI_T counter handles can take differences) and their values at the
+ * last reset ("base": a phase flushed through pml_monitoring_flush, a
+ * reset). What a dump or a SIZE pvar shows is now - base. */
+typedef struct peer {
+    ob1x_mon_counts_t now;
+    ob1x_mon_counts_t base;
+} peer_t;
+
 typedef struct other_peer {
     struct other_peer *next;
     opal_process_name_t name;
-    ob1x_mon_counts_t counts;
+    peer_t p;
 } other_peer_t;
 
-static ob1x_mon_counts_t **world_peers = NULL; /* world_size pointers, lazily */
+static peer_t **world_peers = NULL; /* world_size pointers, lazily */
 static int world_size = 0;
 static other_peer_t *other_peers = NULL;
 static opal_mutex_t other_lock = OPAL_MUTEX_STATIC_INIT;
@@ -165,7 +174,7 @@ static void *install_zeroed(void **slot, size_t size)
     return fresh;
 }
 
-static __opal_attribute_noinline__ ob1x_mon_counts_t *world_peer_alloc(int world_rank)
+static __opal_attribute_noinline__ peer_t *world_peer_alloc(int world_rank)
 {
     if (NULL == __atomic_load_n(&world_peers, __ATOMIC_ACQUIRE)) {
         world_size = ob1x_mon_world_size();
@@ -174,7 +183,7 @@ static __opal_attribute_noinline__ ob1x_mon_counts_t *world_peer_alloc(int world
             return NULL;
         }
     }
-    return install_zeroed((void **) &world_peers[world_rank], sizeof(ob1x_mon_counts_t));
+    return install_zeroed((void **) &world_peers[world_rank], sizeof(peer_t));
 }
 
 static other_peer_t *other_find(opal_process_name_t name)
@@ -202,25 +211,37 @@ static __opal_attribute_noinline__ ob1x_mon_counts_t *other_peer_get(opal_proces
         other_peers = p;
     }
     OPAL_THREAD_UNLOCK(&other_lock);
-    return NULL != p ? &p->counts : NULL;
+    return NULL != p ? &p->p.now : NULL;
 }
 
 /* The counts of a peer, allocated on first use; NULL only when out of memory. */
 static inline ob1x_mon_counts_t *peer_get(opal_process_name_t name)
 {
     int wr = ob1x_mon_world_rank_of_name(name);
-    ob1x_mon_counts_t *c;
+    peer_t *p;
 
     if (wr < 0) {
         return other_peer_get(name);
     }
-    if (NULL != world_peers && NULL != (c = __atomic_load_n(&world_peers[wr], __ATOMIC_ACQUIRE))) {
-        return c;
+    if (NULL == world_peers || NULL == (p = __atomic_load_n(&world_peers[wr], __ATOMIC_ACQUIRE))) {
+        p = world_peer_alloc(wr);
     }
-    return world_peer_alloc(wr);
+    return NULL != p ? &p->now : NULL;
 }
 
-const ob1x_mon_counts_t *ob1x_mon_world_peer(int world_rank)
+/* *out = now - base, field by field (the struct is all uint64_t). */
+static const ob1x_mon_counts_t *view(const peer_t *p, ob1x_mon_counts_t *out)
+{
+    const uint64_t *n = (const uint64_t *) &p->now, *b = (const uint64_t *) &p->base;
+    uint64_t *o = (uint64_t *) out;
+
+    for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); ++i) {
+        o[i] = n[i] - b[i];
+    }
+    return out;
+}
+
+static const peer_t *world_peer_raw(int world_rank)
 {
     if (NULL == world_peers || world_rank < 0 || world_rank >= world_size) {
         return NULL;
@@ -228,40 +249,61 @@ const ob1x_mon_counts_t *ob1x_mon_world_peer(int world_rank)
     return __atomic_load_n(&world_peers[world_rank], __ATOMIC_ACQUIRE);
 }
 
-const ob1x_mon_counts_t *ob1x_mon_peer_find(opal_process_name_t name)
+static const peer_t *peer_find_raw(opal_process_name_t name)
 {
     int wr = ob1x_mon_world_rank_of_name(name);
-    other_peer_t *p;
+    other_peer_t *o;
 
     if (wr >= 0) {
-        return ob1x_mon_world_peer(wr);
+        return world_peer_raw(wr);
     }
     OPAL_THREAD_LOCK(&other_lock);
-    p = other_find(name);
+    o = other_find(name);
     OPAL_THREAD_UNLOCK(&other_lock);
-    return NULL != p ? &p->counts : NULL;
+    return NULL != o ? &o->p : NULL;
+}
+
+const ob1x_mon_counts_t *ob1x_mon_world_peer(int world_rank)
+{
+    static ob1x_mon_counts_t out;
+    const peer_t *p = world_peer_raw(world_rank);
+
+    return NULL != p ? view(p, &out) : NULL;
+}
+
+const ob1x_mon_counts_t *ob1x_mon_peer_find(opal_process_name_t name)
+{
+    static ob1x_mon_counts_t out;
+    const peer_t *p = peer_find_raw(name);
+
+    return NULL != p ? view(p, &out) : NULL;
+}
+
+const ob1x_mon_counts_t *ob1x_mon_peer_find_total(opal_process_name_t name)
+{
+    const peer_t *p = peer_find_raw(name);
+
+    return NULL != p ? &p->now : NULL;
 }
 
 void ob1x_mon_other_foreach(ob1x_mon_other_fn_t fn, void *arg)
 {
-    other_peer_t *p;
+    ob1x_mon_counts_t out;
 
-    for (p = other_peers; NULL != p; p = p->next) {
-        fn(p->name, &p->counts, arg);
+    for (other_peer_t *o = other_peers; NULL != o; o = o->next) {
+        fn(o->name, view(&o->p, &out), arg);
     }
 }
 
 void ob1x_mon_peers_reset(void)
 {
-    other_peer_t *p;
-
     for (int i = 0; NULL != world_peers && i < world_size; ++i) {
         if (NULL != world_peers[i]) {
-            memset(world_peers[i], 0, sizeof(ob1x_mon_counts_t));
+            world_peers[i]->base = world_peers[i]->now;
         }
     }
-    for (p = other_peers; NULL != p; p = p->next) {
-        memset(&p->counts, 0, sizeof(p->counts));
+    for (other_peer_t *o = other_peers; NULL != o; o = o->next) {
+        o->p.base = o->p.now;
     }
 }
 
@@ -287,7 +329,7 @@ int ob1x_mon_get_counts(int world_rank, ob1x_mon_counts_t *out)
     if (world_rank < 0 || world_rank >= ob1x_mon_world_size()) {
         return OMPI_ERR_BAD_PARAM;
     }
-    c = ob1x_mon_world_peer(world_rank);
+    c = ob1x_mon_world_peer(world_rank); /* since the last reset */
     if (NULL != c) {
         *out = *c;
     } else {
@@ -300,8 +342,6 @@ void ob1x_mon_reset(void)
 {
     ob1x_mon_peers_reset();
     ob1x_mon_coll_reset_all();
-    memset(ob1x_mon_proto_count, 0, sizeof(ob1x_mon_proto_count));
-    memset(ob1x_mon_proto_bytes, 0, sizeof(ob1x_mon_proto_bytes));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -412,16 +452,5 @@ void ob1x_mon_record_coll_proc(const ompi_proc_t *proc, size_t bytes)
 {
     if (ob1x_mon_is_on()) {
         record_coll(proc->super.proc_name, bytes);
-    }
-}
-
-uint64_t ob1x_mon_proto_count[OB1X_MON_MAX_PROTOCOLS];
-uint64_t ob1x_mon_proto_bytes[OB1X_MON_MAX_PROTOCOLS];
-
-void ob1x_mon_record_protocol(int protocol, size_t bytes)
-{
-    if (ob1x_mon_is_on() && protocol >= 0 && protocol < OB1X_MON_MAX_PROTOCOLS) {
-        ob1x_mon_add(&ob1x_mon_proto_count[protocol], 1);
-        ob1x_mon_add(&ob1x_mon_proto_bytes[protocol], bytes);
     }
 }

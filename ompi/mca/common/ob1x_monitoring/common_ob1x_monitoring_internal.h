@@ -17,11 +17,17 @@ extern int ob1x_mon_enable;        /* pml_monitoring_enable */
 extern int ob1x_mon_output;        /* pml_monitoring_enable_output; 0 once MPI_T drives */
 extern char *ob1x_mon_filename;    /* our copy: the flush pvar may replace it */
 
-/* Counts of a peer, or NULL when it was never talked to (no allocation). */
+/* Counts of a peer since the last reset, or NULL when it was never talked
+ * to (no allocation). The result lives in a static buffer until the next
+ * call: for the dump and MPI_T reads, which Open MPI serializes. */
 const ob1x_mon_counts_t *ob1x_mon_peer_find(opal_process_name_t name);
 
-/* Counts of the world rank (NULL when never talked to). */
+/* Counts of the world rank since the last reset (same buffer rules). */
 const ob1x_mon_counts_t *ob1x_mon_world_peer(int world_rank);
+
+/* Counts of a peer since the start of the run (never reset, only grow):
+ * for MPI_T counter handles, which take differences. */
+const ob1x_mon_counts_t *ob1x_mon_peer_find_total(opal_process_name_t name);
 
 /* Visits every peer of another job (spawned, connected) that has counts. */
 typedef void (*ob1x_mon_other_fn_t)(opal_process_name_t name, const ob1x_mon_counts_t *c,
@@ -45,10 +51,6 @@ void ob1x_mon_coll_get(ompi_communicator_t *comm, ob1x_mon_coll_class_t cls, uin
 
 /* Registers the MPI_T performance variables (common_ob1x_monitoring_pvar.c). */
 int ob1x_mon_pvars_register(void);
-
-/* Protocol split (pvars). */
-extern uint64_t ob1x_mon_proto_count[OB1X_MON_MAX_PROTOCOLS];
-extern uint64_t ob1x_mon_proto_bytes[OB1X_MON_MAX_PROTOCOLS];
 
 /* Adds v to *p: atomic only when Open MPI runs threads (a locked add would
  * cost as much as the rest of a small send when one thread runs). */

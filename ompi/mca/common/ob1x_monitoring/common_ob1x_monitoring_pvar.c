@@ -95,6 +95,22 @@ static int peer_get(const mca_base_pvar_t *pvar, void *value, void *obj)
     return OMPI_SUCCESS;
 }
 
+/* Same, from the counts since the start of the run: for the counter
+ * classes, where MPI_T itself keeps each handle's start value (start, stop,
+ * reset and read work per handle). */
+static int peer_total_get(const mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    ompi_group_t *group = peer_group((ompi_communicator_t *) obj);
+    size_t off = (size_t) (uintptr_t) pvar->ctx;
+    unsigned long long *out = value;
+
+    for (int i = 0; i < ompi_group_size(group); ++i) {
+        const ob1x_mon_counts_t *c = ob1x_mon_peer_find_total(ompi_group_get_proc_name(group, i));
+        out[i] = NULL != c ? *(const uint64_t *) ((const char *) c + off) : 0;
+    }
+    return OMPI_SUCCESS;
+}
+
 static int hist_get(const mca_base_pvar_t *pvar, void *value, void *obj)
 {
     ompi_group_t *group = peer_group((ompi_communicator_t *) obj);
@@ -176,6 +192,8 @@ typedef struct mon_pvar {
 
 #define PEER(fw, n, field, d)                                                                  \
     {fw, n, d, MCA_BASE_PVAR_CLASS_SIZE, peer_get, peer_notify, offsetof(ob1x_mon_counts_t, field)}
+#define TOTAL(n, cls, field, d)                                                                \
+    {"pml", n, d, cls, peer_total_get, peer_notify, offsetof(ob1x_mon_counts_t, field)}
 #define COLL(n, cls, bytes, d)                                                                 \
     {"coll", n, d, (bytes) ? MCA_BASE_PVAR_CLASS_AGGREGATE : MCA_BASE_PVAR_CLASS_COUNTER,         \
      coll_get, coll_notify, (cls) * 2 + (bytes)}
@@ -211,6 +229,13 @@ static const mon_pvar_t mon_pvars[] = {
          "Number of messages with internal tags received from each peer"),
     PEER("pml", "messages_recv_internal_size", recv_int_bytes,
          "Bytes of messages with internal tags received from each peer"),
+    TOTAL("messages_count_resettable", MCA_BASE_PVAR_CLASS_COUNTER, pml_count,
+          "Number of messages sent to each peer through the PML, as a counter: each handle "
+          "counts from its start, and MPI_T_pvar_reset zeroes it (external tags only when "
+          "pml_monitoring_enable >= 2)"),
+    TOTAL("messages_size_resettable", MCA_BASE_PVAR_CLASS_AGGREGATE, pml_bytes,
+          "Bytes sent to each peer through the PML, as a sum: each handle counts from its "
+          "start, and MPI_T_pvar_reset zeroes it"),
     {"pml", "messages_histogram", "Sizes of the messages sent to each peer: 66 bins per peer "
      "(peer-major); bin 0 empty messages, bin k >= 1 sizes in [2^(k-1), 2^k)",
      MCA_BASE_PVAR_CLASS_SIZE, hist_get, hist_notify, 0},

@@ -17,8 +17,8 @@
  *
  * When monitoring is off the component answers no query: selection is
  * exactly what it would be without it. It stays loaded all the same (it
- * is not closed at MPI_Init), so that the engine's osc_monitoring_* MPI_T
- * variables, which share its MCA group, stay valid.
+ * is not closed at MPI_Init), so that its osc_monitoring_windows MPI_T
+ * variable stays valid (reading 0).
  */
 #ifndef OSC_MONITORING_H
 #define OSC_MONITORING_H

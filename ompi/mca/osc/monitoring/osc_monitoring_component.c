@@ -42,8 +42,9 @@ static int osc_monitoring_register(void)
     return OMPI_SUCCESS;
 }
 
-/* Always succeeds: closing the component here would also take the
- * engine's osc_monitoring_* pvars (same MCA group) away for the run. */
+/* Always succeeds, also when monitoring is off: the component then stays
+ * loaded but answers no query, so that its own pvar (osc_monitoring_windows)
+ * stays valid for the run and reads 0. */
 static int osc_monitoring_init(bool enable_progress_threads, bool enable_mpi_threads)
 {
     (void) enable_progress_threads;

@@ -29,10 +29,10 @@ static unsigned long long *v[NPV], *hv;
 static void check_stock_pvars(void)
 {
     static const char *size_pvars[] = {
-        "pml_monitoring_messages_count",     "pml_monitoring_messages_size",
+        "pml_monitoring_messages_count",      "pml_monitoring_messages_size",
         "osc_monitoring_messages_sent_count", "osc_monitoring_messages_sent_size",
         "osc_monitoring_messages_recv_count", "osc_monitoring_messages_recv_size",
-        "coll_monitoring_messages_count",    "coll_monitoring_messages_size"};
+        "coll_monitoring_messages_count",     "coll_monitoring_messages_size"};
     static const char *coll_pvars[] = {"coll_monitoring_o2a_count", "coll_monitoring_a2o_count",
                                        "coll_monitoring_a2a_count"};
     static const char *agg_pvars[] = {"coll_monitoring_o2a_size", "coll_monitoring_a2o_size",
@@ -80,7 +80,8 @@ static void read_all(void)
 static void expect(int mode, int p, unsigned long long e[NPV])
 {
     int right = (t_rank + 1) % t_size, left = (t_rank + t_size - 1) % t_size;
-    unsigned long long bar_out = tmon_barrier_msgs(t_rank, p), bar_in = tmon_barrier_msgs(p, t_rank);
+    unsigned long long bar_out = tmon_barrier_msgs(t_rank, p),
+                       bar_in = tmon_barrier_msgs(p, t_rank);
 
     memset(e, 0, NPV * sizeof(e[0]));
     if (0 == mode) {

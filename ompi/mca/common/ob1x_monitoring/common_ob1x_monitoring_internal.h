@@ -13,9 +13,9 @@
 #include "opal/threads/threads.h"
 
 /* Configuration, from the MCA variables (ob1x_mon_params_register). */
-extern int ob1x_mon_enable;        /* pml_monitoring_enable */
-extern int ob1x_mon_output;        /* pml_monitoring_enable_output; 0 once MPI_T drives */
-extern char *ob1x_mon_filename;    /* our copy: the flush pvar may replace it */
+extern int ob1x_mon_enable;     /* pml_monitoring_enable */
+extern int ob1x_mon_output;     /* pml_monitoring_enable_output; 0 once MPI_T drives */
+extern char *ob1x_mon_filename; /* our copy: the flush pvar may replace it */
 
 /* Counts of a peer since the last reset, or NULL when it was never talked
  * to (no allocation). The result lives in a static buffer until the next

@@ -29,9 +29,10 @@ static int osc_monitoring_windows_get(const mca_base_pvar_t *pvar, void *value, 
 
 static int osc_monitoring_register(void)
 {
-    /* The engine's pvars (osc_monitoring_messages_*) known to ompi_info
-     * and to MPI_T before MPI_Init. */
-    (void) ob1x_mon_register();
+    /* The engine's variables are registered at init (ob1x_mon_init), not
+     * here: registering pml_monitoring_* beside Open MPI's own
+     * pml/monitoring, which ompi_info also opens, crashes ompi_info at
+     * exit (as pml/ob1x found; see docs/mca-params.md, Monitoring). */
     /* Beyond stock: whether windows are interposed (tests, debugging). */
     (void) mca_base_component_pvar_register(
         &mca_osc_monitoring_component.osc_version, "windows",

@@ -127,10 +127,20 @@ void ob1x_mon_finalize(void);
  * 0 when monitoring is off for this run. */
 int ob1x_mon_enabled(void);
 
-/* Registers the MPI_T performance variables, if not done yet. Done by
- * ob1x_mon_init; exported for a component that wants them known at
- * register time (ompi_info), before init. */
+/* Registers the MCA variables and the MPI_T performance variables, if not
+ * done yet (ob1x_mon_init does it too). For ob1x's pml/monitoring, from its
+ * register function, so that they are known (ompi_info, MPI_T) whichever
+ * PML runs. pml/ob1x does not call it at register time: when Open MPI's
+ * own pml/monitoring is in the component path too (PML left to Open MPI's
+ * choice), both would register the same names, which crashed
+ * mca_base_var_finalize; ob1x registers them when it is selected. */
 int ob1x_mon_register(void);
+
+/* A PML that records into the engine by itself (pml/ob1x) says so when it
+ * is enabled; a pml/monitoring interposition component then stands aside
+ * (no double counting). */
+void ob1x_mon_set_pml_records_itself(bool yes);
+bool ob1x_mon_pml_records_itself(void);
 
 /* --------------------------------------------------------------------------
  * Recording. "bytes" is the message's packed size (what the PML sends).
@@ -151,9 +161,10 @@ void ob1x_mon_record_pml_recv_proc(const ompi_proc_t *proc, size_t bytes, int ta
 /* Same, the peer as its rank in group. */
 void ob1x_mon_record_pml_recv(ompi_group_t *group, int rank, size_t bytes, int tag);
 
-/* A one-sided transfer with the peer: SENT = data leaving this process
- * (put, accumulate, the origin buffer of a get's request), RECV = data
- * arriving (get, fetch results), counted as stock osc/monitoring does. */
+/* A one-sided transfer with the peer, seen from the origin: SENT = data
+ * leaving this process (put, accumulate), RECV = data arriving (get,
+ * fetched results). Stock osc/monitoring records a get as a 0-byte SENT
+ * (the request) plus a RECV of the data; do the same for identical counts. */
 void ob1x_mon_record_osc(ompi_group_t *group, int rank, size_t bytes, ob1x_mon_osc_dir_t dir);
 void ob1x_mon_record_osc_proc(const ompi_proc_t *proc, size_t bytes, ob1x_mon_osc_dir_t dir);
 
@@ -229,12 +240,6 @@ void ob1x_mon_dump(FILE *f);
 
 /* Zeros every counter (per peer and per communicator). */
 void ob1x_mon_reset(void);
-
-/* Per-protocol split of pml/ob1x's sends, filled by pml/ob1x (beyond stock;
- * exposed as pml_monitoring_protocol_* pvars when registered). Index by the
- * PML's protocol number, < OB1X_MON_MAX_PROTOCOLS. */
-#define OB1X_MON_MAX_PROTOCOLS 8
-void ob1x_mon_record_protocol(int protocol, size_t bytes);
 
 END_C_DECLS
 

@@ -11,6 +11,7 @@
 #include "ompi/mca/pml/base/base.h"
 #include "ompi/mca/rte/rte.h"
 
+#include "common_ob1x_monitoring.h"
 #include "common_ob1x_param.h"
 #include "pml_ob1x.h"
 #include "pml_ob1x_comm.h"
@@ -207,10 +208,25 @@ static void thread_yield_setup(void)
 
 /* Called once, on the selected PML, before MPI_Init applies
  * mpi_yield_when_idle. */
+/* The monitoring engine holds a reference while ob1x is the selected PML
+ * only: a PML that loses the selection must not dump anything. */
+static bool monitoring_held = false;
+
+void ob1x_monitoring_fini(void)
+{
+    if (monitoring_held) {
+        monitoring_held = false;
+        ob1x_mon_finalize();
+    }
+}
+
 int ob1x_enable(bool enable)
 {
     if (enable) {
         thread_yield_setup();
+        if (!monitoring_held && OMPI_SUCCESS == ob1x_mon_init()) {
+            monitoring_held = true;
+        }
     }
     return OMPI_SUCCESS;
 }

@@ -21,6 +21,7 @@
 #include "ompi/request/request.h"
 
 #include "pml_ob1x_pvars.h"
+#include "common_ob1x_monitoring.h"
 
 BEGIN_C_DECLS
 
@@ -100,6 +101,8 @@ int ob1x_add_procs(struct ompi_proc_t **procs, size_t nprocs);
 void ob1x_send_fatal(const struct ompi_proc_t *proc, int status);
 int ob1x_del_procs(struct ompi_proc_t **procs, size_t nprocs);
 int ob1x_enable(bool enable);
+/* Drops the monitoring engine's reference taken by ob1x_enable. */
+void ob1x_monitoring_fini(void);
 int ob1x_progress(void);
 /* Retries queued work right after a BTL resource came back. */
 void ob1x_progress_freed(void);

@@ -11,6 +11,7 @@
 #include "ompi/mca/pml/base/pml_base_bsend.h"
 
 #include "common_ob1x_param.h"
+#include "common_ob1x_monitoring.h"
 #include "ob1x_version.h"
 #include "pml_ob1x.h"
 #include "pml_ob1x_ctl.h"
@@ -243,6 +244,8 @@ static int component_register(void)
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
+    /* the pml_monitoring_* variables and pvars, known whichever PML runs */
+    (void) ob1x_mon_register();
     return ob1x_pvars_register_all();
 }
 
@@ -317,6 +320,7 @@ static int component_finalize(void)
     mca_pml_ob1x_t *m = &mca_pml_ob1x;
 
     opal_progress_unregister(ob1x_progress);
+    ob1x_monitoring_fini();
     ob1x_reg_fini(); /* before the BTLs are finalized */
     mca_pml_base_bsend_fini();
     ob1x_recv_frags_drop(&m->orphan_frags);

@@ -33,6 +33,16 @@ static int replace_busy_send(ompi_request_t **slot)
     return OMPI_SUCCESS;
 }
 
+/* Monitoring of a persistent send: each start is one message, with the
+ * request's own tag and peer. */
+static __opal_attribute_noinline__ void monitor_start(const ob1x_send_request_t *req)
+{
+    const mca_pml_base_request_t *b = &req->base.req_base;
+
+    ob1x_mon_record_pml(b->req_comm->c_remote_group, b->req_peer, req->base.req_bytes_packed,
+                        b->req_tag);
+}
+
 static int start_send(ompi_request_t **slot)
 {
     ob1x_send_request_t *req = (ob1x_send_request_t *) *slot;
@@ -44,6 +54,9 @@ static int start_send(ompi_request_t **slot)
             return rc;
         }
         req = (ob1x_send_request_t *) *slot;
+    }
+    if (ob1x_mon_is_on()) {
+        monitor_start(req);
     }
     rc = ob1x_send_request_begin(req, -1, NULL, OB1X_PROTO_COUNT);
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {

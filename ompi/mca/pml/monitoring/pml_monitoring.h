@@ -26,10 +26,11 @@ extern mca_pml_base_module_t mca_pml_monitoring_real;
 extern mca_pml_base_component_t mca_pml_monitoring_real_component;
 
 /* Builds the module installed in mca_pml: the winner's, with our send
- * entry points. base_requests: the winner's persistent requests are
- * mca_pml_base_request_t (ob1), so start can read their peer and tag. */
-mca_pml_base_module_t mca_pml_monitoring_module_wrap(const mca_pml_base_module_t *real,
-                                                     bool base_requests);
+ * entry points (send, isend, isend_init, start). */
+mca_pml_base_module_t mca_pml_monitoring_module_wrap(const mca_pml_base_module_t *real);
+
+/* Frees the notes kept on persistent send requests (at MPI_Finalize). */
+void mca_pml_monitoring_persistent_fini(void);
 
 /* The module returned by component init (priority 0: never the winner
  * unless it is the only PML allowed, which add_procs then refuses). */

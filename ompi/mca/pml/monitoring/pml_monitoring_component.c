@@ -95,9 +95,7 @@ static int mon_interpose(void)
     }
     mca_pml_monitoring_real_component = mca_pml_base_selected_component;
     mca_pml_monitoring_real = mca_pml;
-    /* ob1's persistent requests are mca_pml_base_request_t; ucx's and
-     * cm's are their own types. */
-    mca_pml = mca_pml_monitoring_module_wrap(&mca_pml_monitoring_real, winner_is("ob1"));
+    mca_pml = mca_pml_monitoring_module_wrap(&mca_pml_monitoring_real);
     mca_pml_base_selected_component = mca_pml_monitoring_component;
     mon_interposed = true;
     return OMPI_SUCCESS;
@@ -128,6 +126,7 @@ static int mon_component_finalize(void)
     mca_pml = mca_pml_monitoring_real;
     mca_pml_base_selected_component = mca_pml_monitoring_real_component;
     mon_interposed = false;
+    mca_pml_monitoring_persistent_fini();
     if (NULL != mca_pml_monitoring_real_component.pmlm_finalize) {
         return mca_pml_monitoring_real_component.pmlm_finalize();
     }

@@ -57,7 +57,8 @@ static inline size_t mon_type_size(ompi_datatype_t *type)
  * (the communicator's size for an intracommunicator). */
 static inline int mon_peers(ompi_communicator_t *comm)
 {
-    return ompi_comm_remote_size(comm);
+    /* (ompi_comm_remote_size is 0 on an intracommunicator) */
+    return ompi_group_size(comm->c_remote_group);
 }
 
 /* The peer that is this process (not counted), -1 on an intercommunicator. */

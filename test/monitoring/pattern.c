@@ -4,7 +4,8 @@
  * pattern.c - the known pattern of tmon_pattern and nothing else, for the
  * output tests (output.sh): what MPI_Finalize writes with
  * pml_monitoring_enable_output 1, 2, 3. With "stop" the recording is
- * stopped through MPI_T before the pattern: nothing may be written.
+ * stopped through MPI_T before the pattern: nothing may be written. With
+ * "nopersistent" no persistent send is started (stock.sh).
  * Uses no MPI_T otherwise, so that it runs under stock monitoring too.
  */
 #include <stdio.h>
@@ -35,6 +36,9 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &t_size);
     if (argc > 1 && 0 == strcmp(argv[1], "stop")) {
         stop_recording();
+    }
+    if (argc > 1 && 0 == strcmp(argv[1], "nopersistent")) {
+        tmon_no_persistent = 1;
     }
     tmon_pattern(1);
     MPI_Finalize();

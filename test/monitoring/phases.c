@@ -34,8 +34,7 @@ static void parse(const char *base, unsigned long long *fc, unsigned long long *
         int me, peer;
         unsigned long long b, m;
         if (4 == sscanf(line, "E\t%d\t%d\t%llu bytes\t%llu msgs sent\t", &me, &peer, &b, &m)) {
-            T_CHECK(me == t_rank && peer >= 0 && peer < t_size, "bad E line in %s: %s", path,
-                    line);
+            T_CHECK(me == t_rank && peer >= 0 && peer < t_size, "bad E line in %s: %s", path, line);
             fc[peer] = m;
             fs[peer] = b;
         }
@@ -75,8 +74,8 @@ static void pattern2(void)
     char buf[100] = {0}, in[100];
 
     for (int i = 0; i < 3; ++i) {
-        T_MPI(MPI_Sendrecv(buf, 100, MPI_BYTE, left, 5, in, 100, MPI_BYTE, right, 5,
-                           MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        T_MPI(MPI_Sendrecv(buf, 100, MPI_BYTE, left, 5, in, 100, MPI_BYTE, right, 5, MPI_COMM_WORLD,
+                           MPI_STATUS_IGNORE));
     }
 }
 

@@ -29,10 +29,10 @@ static unsigned long long *v[NPV], *hv;
 static void check_stock_pvars(void)
 {
     static const char *size_pvars[] = {
-        "pml_monitoring_messages_count",     "pml_monitoring_messages_size",
+        "pml_monitoring_messages_count",      "pml_monitoring_messages_size",
         "osc_monitoring_messages_sent_count", "osc_monitoring_messages_sent_size",
         "osc_monitoring_messages_recv_count", "osc_monitoring_messages_recv_size",
-        "coll_monitoring_messages_count",    "coll_monitoring_messages_size"};
+        "coll_monitoring_messages_count",     "coll_monitoring_messages_size"};
     static const char *coll_pvars[] = {"coll_monitoring_o2a_count", "coll_monitoring_a2o_count",
                                        "coll_monitoring_a2a_count"};
     static const char *agg_pvars[] = {"coll_monitoring_o2a_size", "coll_monitoring_a2o_size",
@@ -80,7 +80,8 @@ static void read_all(void)
 static void expect(int mode, int p, unsigned long long e[NPV])
 {
     int right = (t_rank + 1) % t_size, left = (t_rank + t_size - 1) % t_size;
-    unsigned long long bar_out = tmon_barrier_msgs(t_rank, p), bar_in = tmon_barrier_msgs(p, t_rank);
+    unsigned long long bar_out = tmon_barrier_msgs(t_rank, p),
+                       bar_in = tmon_barrier_msgs(p, t_rank);
 
     memset(e, 0, NPV * sizeof(e[0]));
     if (0 == mode) {
@@ -163,6 +164,32 @@ static void check_split(int mode)
     T_MPI(MPI_Comm_free(&rev));
 }
 
+/* A communicator of a subset (same parity of world rank): one value per
+ * member, member j being world rank 2j + parity. */
+static void check_subset(int mode)
+{
+    MPI_Comm half;
+    MPI_T_pvar_handle hh;
+    unsigned long long rv[64];
+    int count, size, parity = t_rank % 2;
+
+    T_MPI(MPI_Comm_split(MPI_COMM_WORLD, parity, t_rank, &half));
+    MPI_Comm_size(half, &size);
+    hh = tmon_handle("pml_monitoring_messages_count", half, &count);
+    T_CHECK(count == size && size <= 64, "subset: count %d, communicator size %d", count, size);
+    T_MPI(MPI_T_pvar_start(tmon_session, hh));
+    tmon_read(hh, rv);
+    tmon_read(h[CNT], v[CNT]);
+    T_MPI(MPI_T_pvar_stop(tmon_session, hh));
+    for (int j = 0; j < size; ++j) {
+        T_CHECK(rv[j] == v[CNT][2 * j + parity],
+                "mode %d: count on the parity communicator, rank %d: %llu, world rank %d: %llu",
+                mode, j, rv[j], 2 * j + parity, v[CNT][2 * j + parity]);
+    }
+    T_MPI(MPI_T_pvar_handle_free(tmon_session, &hh));
+    T_MPI(MPI_Comm_free(&half));
+}
+
 /* Stopped: a stopped handle reads what it had at stop, and nothing is
  * recorded until a handle starts again. */
 static void check_stop_restart(int mode)
@@ -213,6 +240,7 @@ int main(int argc, char **argv)
     check_counts(mode);
     check_histogram(mode);
     check_split(mode);
+    check_subset(mode);
     check_stop_restart(mode);
     for (int i = 0; i < NPV; ++i) {
         T_MPI(MPI_T_pvar_handle_free(tmon_session, &h[i]));

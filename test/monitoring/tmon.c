@@ -72,8 +72,8 @@ int tmon_pvar_index(const char *name, int var_class, MPI_Datatype type, int bind
 MPI_T_pvar_handle tmon_handle(const char *name, MPI_Comm comm, int *count)
 {
     MPI_T_pvar_handle h;
-    int idx = tmon_pvar_index(name, MPI_T_PVAR_CLASS_SIZE, MPI_UNSIGNED_LONG_LONG,
-                              MPI_T_BIND_MPI_COMM);
+    int idx =
+        tmon_pvar_index(name, MPI_T_PVAR_CLASS_SIZE, MPI_UNSIGNED_LONG_LONG, MPI_T_BIND_MPI_COMM);
 
     T_MPI(MPI_T_pvar_handle_alloc(tmon_session, idx, &comm, &h, count));
     return h;
@@ -83,6 +83,8 @@ void tmon_read(MPI_T_pvar_handle h, unsigned long long *values)
 {
     T_MPI(MPI_T_pvar_read(tmon_session, h, values));
 }
+
+int tmon_no_persistent = 0;
 
 void tmon_pattern(int with_barrier)
 {
@@ -97,7 +99,7 @@ void tmon_pattern(int with_barrier)
         T_CHECK(in[0] == (char) left, "ring data from %d wrong", left);
     }
     T_MPI(MPI_Send_init(buf, TMON_PBYTES, MPI_BYTE, right, TMON_PTAG, MPI_COMM_WORLD, &req));
-    for (int s = 0; s < 2; ++s) {
+    for (int s = 0; s < (tmon_no_persistent ? 0 : 2); ++s) {
         T_MPI(MPI_Start(&req));
         T_MPI(MPI_Recv(in, TMON_PBYTES, MPI_BYTE, left, TMON_PTAG, MPI_COMM_WORLD,
                        MPI_STATUS_IGNORE));

@@ -14,12 +14,12 @@
 
 #include "../common/tpml.h"
 
-#define TMON_ROUNDS 5     /* ring rounds */
-#define TMON_BYTES 1000   /* bytes per ring message (histogram bin 10) */
-#define TMON_PBYTES 16    /* persistent send, started twice (bin 5) */
+#define TMON_ROUNDS 5   /* ring rounds */
+#define TMON_BYTES 1000 /* bytes per ring message (histogram bin 10) */
+#define TMON_PBYTES 16  /* persistent send, started twice (bin 5) */
 #define TMON_TAG 7
 #define TMON_PTAG 9
-#define TMON_ZTAG 11      /* one empty message (bin 0) */
+#define TMON_ZTAG 11 /* one empty message (bin 0) */
 #define TMON_BINS 66
 
 /* Messages and bytes each process sends to its right neighbour (external tags). */
@@ -50,6 +50,9 @@ void tmon_read(MPI_T_pvar_handle h, unsigned long long *values);
  * linear, one empty internal-tag message from every rank to 0 and from 0 to
  * every rank). */
 void tmon_pattern(int with_barrier);
+/* Set: tmon_pattern starts no persistent send (Open MPI 4.1's monitoring
+ * does not count them; for comparisons with it). */
+extern int tmon_no_persistent;
 
 /* Internal messages rank "from" sends to rank "to" in tmon_pattern's barrier. */
 int tmon_barrier_msgs(int from, int to);

@@ -79,12 +79,11 @@ static void params_register(void)
         "Turned off when MPI_T drives the monitoring through pml_monitoring_flush",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &ob1x_mon_output);
-    (void) mca_base_var_register(
-        "ompi", "pml", "monitoring", "filename",
-        "Base name of the monitoring files: each process writes "
-        "<filename>.<MPI_COMM_WORLD rank>.prof",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
-        &filename_param);
+    (void) mca_base_var_register("ompi", "pml", "monitoring", "filename",
+                                 "Base name of the monitoring files: each process writes "
+                                 "<filename>.<MPI_COMM_WORLD rank>.prof",
+                                 MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_9,
+                                 MCA_BASE_VAR_SCOPE_READONLY, &filename_param);
 }
 
 int ob1x_mon_register(void)
@@ -147,7 +146,8 @@ int ob1x_mon_world_size(void)
 /* In Open MPI 4.1 a process's MPI_COMM_WORLD rank is its vpid in its job. */
 int ob1x_mon_world_rank_of_name(opal_process_name_t name)
 {
-    if (name.jobid != OMPI_PROC_MY_NAME->jobid || name.vpid >= (opal_vpid_t) ob1x_mon_world_size()) {
+    if (name.jobid != OMPI_PROC_MY_NAME->jobid ||
+        name.vpid >= (opal_vpid_t) ob1x_mon_world_size()) {
         return -1;
     }
     return (int) name.vpid;
@@ -178,8 +178,8 @@ static __opal_attribute_noinline__ peer_t *world_peer_alloc(int world_rank)
 {
     if (NULL == __atomic_load_n(&world_peers, __ATOMIC_ACQUIRE)) {
         world_size = ob1x_mon_world_size();
-        if (NULL == install_zeroed((void **) &world_peers,
-                                   (size_t) world_size * sizeof(*world_peers))) {
+        if (NULL ==
+            install_zeroed((void **) &world_peers, (size_t) world_size * sizeof(*world_peers))) {
             return NULL;
         }
     }
@@ -342,8 +342,6 @@ void ob1x_mon_reset(void)
 {
     ob1x_mon_peers_reset();
     ob1x_mon_coll_reset_all();
-    memset(ob1x_mon_proto_count, 0, sizeof(ob1x_mon_proto_count));
-    memset(ob1x_mon_proto_bytes, 0, sizeof(ob1x_mon_proto_bytes));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -454,16 +452,5 @@ void ob1x_mon_record_coll_proc(const ompi_proc_t *proc, size_t bytes)
 {
     if (ob1x_mon_is_on()) {
         record_coll(proc->super.proc_name, bytes);
-    }
-}
-
-uint64_t ob1x_mon_proto_count[OB1X_MON_MAX_PROTOCOLS];
-uint64_t ob1x_mon_proto_bytes[OB1X_MON_MAX_PROTOCOLS];
-
-void ob1x_mon_record_protocol(int protocol, size_t bytes)
-{
-    if (ob1x_mon_is_on() && protocol >= 0 && protocol < OB1X_MON_MAX_PROTOCOLS) {
-        ob1x_mon_add(&ob1x_mon_proto_count[protocol], 1);
-        ob1x_mon_add(&ob1x_mon_proto_bytes[protocol], bytes);
     }
 }

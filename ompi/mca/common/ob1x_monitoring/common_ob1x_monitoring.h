@@ -127,9 +127,13 @@ void ob1x_mon_finalize(void);
  * 0 when monitoring is off for this run. */
 int ob1x_mon_enabled(void);
 
-/* Registers the MPI_T performance variables, if not done yet. Done by
- * ob1x_mon_init; exported for a component that wants them known at
- * register time (ompi_info), before init. */
+/* Registers the MCA variables and the MPI_T performance variables, if not
+ * done yet (ob1x_mon_init does it too). For ob1x's pml/monitoring, from its
+ * register function, so that they are known (ompi_info, MPI_T) whichever
+ * PML runs. pml/ob1x does not call it at register time: when Open MPI's
+ * own pml/monitoring is in the component path too (PML left to Open MPI's
+ * choice), both would register the same names, which crashed
+ * mca_base_var_finalize; ob1x registers them when it is selected. */
 int ob1x_mon_register(void);
 
 /* --------------------------------------------------------------------------
@@ -229,12 +233,6 @@ void ob1x_mon_dump(FILE *f);
 
 /* Zeros every counter (per peer and per communicator). */
 void ob1x_mon_reset(void);
-
-/* Per-protocol split of pml/ob1x's sends, filled by pml/ob1x (beyond stock;
- * exposed as pml_monitoring_protocol_* pvars when registered). Index by the
- * PML's protocol number, < OB1X_MON_MAX_PROTOCOLS. */
-#define OB1X_MON_MAX_PROTOCOLS 8
-void ob1x_mon_record_protocol(int protocol, size_t bytes);
 
 END_C_DECLS
 

@@ -97,8 +97,8 @@ static void coll_dump(FILE *f, const ob1x_mon_coll_data_t *d)
     fprintf(f, "D\t%s\tprocs: %s\n", NULL != name && '\0' != name[0] ? name : "(no-name)",
             NULL != d->procs ? d->procs : "");
     for (int c = 0; c < OB1X_MON_COLL_CLASSES; ++c) {
-        fprintf(f, "%s\t%d\t%" PRIu64 " bytes\t%" PRIu64 " msgs sent\n", cls_name[c],
-                d->world_rank, d->counts[c][1], d->counts[c][0]);
+        fprintf(f, "%s\t%d\t%" PRIu64 " bytes\t%" PRIu64 " msgs sent\n", cls_name[c], d->world_rank,
+                d->counts[c][1], d->counts[c][0]);
     }
 }
 

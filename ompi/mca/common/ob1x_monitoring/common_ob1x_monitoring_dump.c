@@ -119,8 +119,9 @@ static void other_line(opal_process_name_t name, const ob1x_mon_counts_t *c, voi
 {
     FILE *f = arg;
 
-    fprintf(f, "#X\t%d\t[%u,%u]\t%" PRIu64 " bytes\t%" PRIu64 " msgs sent\t%" PRIu64
-               " bytes\t%" PRIu64 " msgs recv\n",
+    fprintf(f,
+            "#X\t%d\t[%u,%u]\t%" PRIu64 " bytes\t%" PRIu64 " msgs sent\t%" PRIu64 " bytes\t%" PRIu64
+            " msgs recv\n",
             ob1x_mon_my_world_rank(), (unsigned) name.jobid, (unsigned) name.vpid,
             c->pml_bytes + c->pml_int_bytes, c->pml_count + c->pml_int_count,
             c->recv_bytes + c->recv_int_bytes, c->recv_count + c->recv_int_count);
@@ -150,8 +151,8 @@ static int dump_to_file(const char *filename)
     }
     f = fopen(path, "w");
     if (NULL == f) {
-        opal_show_help(HELP_FILE, "flush failed", true, ob1x_mon_my_world_rank(), ob1x_host(),
-                       path, strerror(errno));
+        opal_show_help(HELP_FILE, "flush failed", true, ob1x_mon_my_world_rank(), ob1x_host(), path,
+                       strerror(errno));
         free(path);
         return OMPI_ERROR;
     }

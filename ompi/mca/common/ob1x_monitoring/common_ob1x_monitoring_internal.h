@@ -13,9 +13,9 @@
 #include "opal/threads/threads.h"
 
 /* Configuration, from the MCA variables (ob1x_mon_params_register). */
-extern int ob1x_mon_enable;        /* pml_monitoring_enable */
-extern int ob1x_mon_output;        /* pml_monitoring_enable_output; 0 once MPI_T drives */
-extern char *ob1x_mon_filename;    /* our copy: the flush pvar may replace it */
+extern int ob1x_mon_enable;     /* pml_monitoring_enable */
+extern int ob1x_mon_output;     /* pml_monitoring_enable_output; 0 once MPI_T drives */
+extern char *ob1x_mon_filename; /* our copy: the flush pvar may replace it */
 
 /* Counts of a peer since the last reset, or NULL when it was never talked
  * to (no allocation). The result lives in a static buffer until the next
@@ -51,10 +51,6 @@ void ob1x_mon_coll_get(ompi_communicator_t *comm, ob1x_mon_coll_class_t cls, uin
 
 /* Registers the MPI_T performance variables (common_ob1x_monitoring_pvar.c). */
 int ob1x_mon_pvars_register(void);
-
-/* Protocol split (pvars). */
-extern uint64_t ob1x_mon_proto_count[OB1X_MON_MAX_PROTOCOLS];
-extern uint64_t ob1x_mon_proto_bytes[OB1X_MON_MAX_PROTOCOLS];
 
 /* Adds v to *p: atomic only when Open MPI runs threads (a locked add would
  * cost as much as the rest of a small send when one thread runs). */

@@ -132,7 +132,7 @@ static int coll_get(const mca_base_pvar_t *pvar, void *value, void *obj)
     int which = (int) (uintptr_t) pvar->ctx;
     uint64_t pair[2];
 
-    ob1x_mon_coll_get((ompi_communicator_t *) obj, (ob1x_mon_coll_class_t)(which / 2), pair);
+    ob1x_mon_coll_get((ompi_communicator_t *) obj, (ob1x_mon_coll_class_t) (which / 2), pair);
     *(unsigned long long *) value = pair[which % 2];
     return OMPI_SUCCESS;
 }
@@ -190,16 +190,24 @@ typedef struct mon_pvar {
     uintptr_t ctx;
 } mon_pvar_t;
 
-#define PEER(fw, n, field, d)                                                                  \
-    {fw, n, d, MCA_BASE_PVAR_CLASS_SIZE, peer_get, peer_notify, offsetof(ob1x_mon_counts_t, field)}
-#define TOTAL(n, cls, field, d)                                                                \
-    {"pml", n, d, cls, peer_total_get, peer_notify, offsetof(ob1x_mon_counts_t, field)}
-#define COLL(n, cls, bytes, d)                                                                 \
-    {"coll", n, d, (bytes) ? MCA_BASE_PVAR_CLASS_AGGREGATE : MCA_BASE_PVAR_CLASS_COUNTER,         \
-     coll_get, coll_notify, (cls) * 2 + (bytes)}
+#define PEER(fw, n, field, d)                                                                      \
+    {                                                                                              \
+        fw, n, d, MCA_BASE_PVAR_CLASS_SIZE, peer_get, peer_notify,                                 \
+            offsetof(ob1x_mon_counts_t, field)                                                     \
+    }
+#define TOTAL(n, cls, field, d)                                                                    \
+    {                                                                                              \
+        "pml", n, d, cls, peer_total_get, peer_notify, offsetof(ob1x_mon_counts_t, field)          \
+    }
+#define COLL(n, cls, bytes, d)                                                                     \
+    {                                                                                              \
+        "coll", n, d, (bytes) ? MCA_BASE_PVAR_CLASS_AGGREGATE : MCA_BASE_PVAR_CLASS_COUNTER,       \
+            coll_get, coll_notify, (cls) *2 + (bytes)                                              \
+    }
 
 static const mon_pvar_t mon_pvars[] = {
-    PEER("pml", "messages_count", pml_count, "Number of messages sent to each peer through the "
+    PEER("pml", "messages_count", pml_count,
+         "Number of messages sent to each peer through the "
          "PML (external tags only when pml_monitoring_enable >= 2)"),
     PEER("pml", "messages_size", pml_bytes, "Bytes sent to each peer through the PML"),
     PEER("osc", "messages_sent_count", osc_sent_count,
@@ -208,8 +216,7 @@ static const mon_pvar_t mon_pvars[] = {
     PEER("osc", "messages_recv_count", osc_recv_count,
          "Number of one-sided messages received from each peer"),
     PEER("osc", "messages_recv_size", osc_recv_bytes, "Bytes received one-sided from each peer"),
-    PEER("coll", "messages_count", coll_count,
-         "Number of messages collectives sent to each peer"),
+    PEER("coll", "messages_count", coll_count, "Number of messages collectives sent to each peer"),
     PEER("coll", "messages_size", coll_bytes, "Bytes collectives sent to each peer"),
     COLL("o2a_count", OB1X_MON_O2A, 0, "Number of one-to-all collectives on the communicator"),
     COLL("o2a_size", OB1X_MON_O2A, 1, "Bytes of one-to-all collectives on the communicator"),
@@ -218,11 +225,13 @@ static const mon_pvar_t mon_pvars[] = {
     COLL("a2a_count", OB1X_MON_A2A, 0, "Number of all-to-all collectives on the communicator"),
     COLL("a2a_size", OB1X_MON_A2A, 1, "Bytes of all-to-all collectives on the communicator"),
     /* beyond stock */
-    PEER("pml", "messages_internal_count", pml_int_count, "Number of messages with internal "
+    PEER("pml", "messages_internal_count", pml_int_count,
+         "Number of messages with internal "
          "tags sent to each peer (pml_monitoring_enable >= 2; else counted in messages_count)"),
     PEER("pml", "messages_internal_size", pml_int_bytes,
          "Bytes of messages with internal tags sent to each peer"),
-    PEER("pml", "messages_recv_count", recv_count, "Number of messages received from each "
+    PEER("pml", "messages_recv_count", recv_count,
+         "Number of messages received from each "
          "peer (external tags only when pml_monitoring_enable >= 2; pml/ob1x only)"),
     PEER("pml", "messages_recv_size", recv_bytes, "Bytes received from each peer"),
     PEER("pml", "messages_recv_internal_count", recv_int_count,
@@ -236,17 +245,17 @@ static const mon_pvar_t mon_pvars[] = {
     TOTAL("messages_size_resettable", MCA_BASE_PVAR_CLASS_AGGREGATE, pml_bytes,
           "Bytes sent to each peer through the PML, as a sum: each handle counts from its "
           "start, and MPI_T_pvar_reset zeroes it"),
-    {"pml", "messages_histogram", "Sizes of the messages sent to each peer: 66 bins per peer "
+    {"pml", "messages_histogram",
+     "Sizes of the messages sent to each peer: 66 bins per peer "
      "(peer-major); bin 0 empty messages, bin k >= 1 sizes in [2^(k-1), 2^k)",
      MCA_BASE_PVAR_CLASS_SIZE, hist_get, hist_notify, 0},
 };
 
 static void register_one(const mon_pvar_t *p)
 {
-    int rc = mca_base_pvar_register("ompi", p->framework, "monitoring", p->name, p->description,
-                                    OPAL_INFO_LVL_4, p->var_class, PVAR_TYPE, NULL,
-                                    MPI_T_BIND_MPI_COMM, PVAR_RO, p->get, NULL, p->notify,
-                                    (void *) p->ctx);
+    int rc = mca_base_pvar_register(
+        "ompi", p->framework, "monitoring", p->name, p->description, OPAL_INFO_LVL_4, p->var_class,
+        PVAR_TYPE, NULL, MPI_T_BIND_MPI_COMM, PVAR_RO, p->get, NULL, p->notify, (void *) p->ctx);
     if (rc < 0) {
         opal_show_help("help-ob1x-monitoring.txt", "pvar register failed", true, p->name,
                        ob1x_host(), rc);

@@ -244,8 +244,6 @@ static int component_register(void)
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    /* the pml_monitoring_* variables and pvars, known whichever PML runs */
-    (void) ob1x_mon_register();
     return ob1x_pvars_register_all();
 }
 

@@ -69,9 +69,13 @@ static void mon_check_pml(void)
         return;
     }
     checked = true;
-    if (0 != strcmp(pml, "ob1x") && 0 != strcmp(pml, "monitoring")) {
-        opal_show_help("help-mpi-pml-monitoring.txt", "pml-not-monitored", true,
-                       ob1x_mon_enabled(), pml, pml, ob1x_host());
+    /* Every process has the same setting: rank 0 speaks for all. Written at
+     * once: a short job's asynchronous help message is at times lost on its
+     * way to mpirun (see ob1x_show_help_now). */
+    if (0 != strcmp(pml, "ob1x") && 0 != strcmp(pml, "monitoring")
+        && 0 == ompi_comm_rank(&ompi_mpi_comm_world.comm)) {
+        ob1x_show_help_now("help-mpi-pml-monitoring.txt", "pml-not-monitored",
+                           ob1x_mon_enabled(), pml, pml, ob1x_host());
     }
 }
 

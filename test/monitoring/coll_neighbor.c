@@ -16,8 +16,14 @@ static MPI_Aint adisps[8];
 static MPI_Datatype types[8];
 static MPI_Comm ring, grid, dgraph;
 
-static int right(void) { return (t_rank + 1) % t_size; }
-static int left(void) { return (t_rank + t_size - 1) % t_size; }
+static int right(void)
+{
+    return (t_rank + 1) % t_size;
+}
+static int left(void)
+{
+    return (t_rank + t_size - 1) % t_size;
+}
 
 static void s_ring_alltoall(void)
 {
@@ -57,10 +63,14 @@ static int grid_neighbor(int slot)
 {
     const int row = t_rank / 2, col = t_rank % 2;
     switch (slot) {
-    case 0: return 1 == row ? t_rank - 2 : -1;
-    case 1: return 0 == row ? t_rank + 2 : -1;
-    case 2: return 1 == col ? t_rank - 1 : -1;
-    default: return 0 == col ? t_rank + 1 : -1;
+        case 0:
+            return 1 == row ? t_rank - 2 : -1;
+        case 1:
+            return 0 == row ? t_rank + 2 : -1;
+        case 2:
+            return 1 == col ? t_rank - 1 : -1;
+        default:
+            return 0 == col ? t_rank + 1 : -1;
     }
 }
 

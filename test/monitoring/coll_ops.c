@@ -26,8 +26,14 @@ static void fill_counts(int (*f)(int i))
     }
 }
 
-static int plus_one(int i) { return i + 1; }
-static int twice_plus_one(int i) { return 2 * i + 1; }
+static int plus_one(int i)
+{
+    return i + 1;
+}
+static int twice_plus_one(int i)
+{
+    return 2 * i + 1;
+}
 
 /* expectations ------------------------------------------------------------ */
 
@@ -55,52 +61,108 @@ static void to_each_but(tc_expect_t *e, int skip, const int *c, unsigned long lo
 
 /* the steps ----------------------------------------------------------------- */
 
-static void s_bcast(void) { T_MPI(MPI_Bcast(sb, 100, MPI_BYTE, 1, MPI_COMM_WORLD)); }
-static void e_bcast(tc_expect_t *e) { if (1 == t_rank) to_all_but(e, 1, 100, TC_O2A); }
+static void s_bcast(void)
+{
+    T_MPI(MPI_Bcast(sb, 100, MPI_BYTE, 1, MPI_COMM_WORLD));
+}
+static void e_bcast(tc_expect_t *e)
+{
+    if (1 == t_rank)
+        to_all_but(e, 1, 100, TC_O2A);
+}
 
 static void s_ibcast(void)
 {
     T_MPI(MPI_Ibcast(sb, 50, MPI_BYTE, 0, MPI_COMM_WORLD, &req));
     T_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
 }
-static void e_ibcast(tc_expect_t *e) { if (0 == t_rank) to_all_but(e, 0, 50, TC_O2A); }
+static void e_ibcast(tc_expect_t *e)
+{
+    if (0 == t_rank)
+        to_all_but(e, 0, 50, TC_O2A);
+}
 
-static void s_scatter(void) { T_MPI(MPI_Scatter(sb, 10, MPI_INT, rb, 10, MPI_INT, 2, MPI_COMM_WORLD)); }
-static void e_scatter(tc_expect_t *e) { if (2 == t_rank) to_all_but(e, 2, 40, TC_O2A); }
+static void s_scatter(void)
+{
+    T_MPI(MPI_Scatter(sb, 10, MPI_INT, rb, 10, MPI_INT, 2, MPI_COMM_WORLD));
+}
+static void e_scatter(tc_expect_t *e)
+{
+    if (2 == t_rank)
+        to_all_but(e, 2, 40, TC_O2A);
+}
 
 static void s_scatterv(void)
 {
     fill_counts(plus_one);
     T_MPI(MPI_Scatterv(sb, counts, disps, MPI_INT, rb, t_rank + 1, MPI_INT, 0, MPI_COMM_WORLD));
 }
-static void e_scatterv(tc_expect_t *e) { if (0 == t_rank) to_each_but(e, 0, counts, 4, TC_O2A); }
+static void e_scatterv(tc_expect_t *e)
+{
+    if (0 == t_rank)
+        to_each_but(e, 0, counts, 4, TC_O2A);
+}
 
-static void s_gather(void) { T_MPI(MPI_Gather(sb, 5, MPI_DOUBLE, rb, 5, MPI_DOUBLE, 3 % t_size, MPI_COMM_WORLD)); }
-static void e_gather(tc_expect_t *e) { if (3 % t_size == t_rank) to_all_but(e, t_rank, 40, TC_A2O); }
+static void s_gather(void)
+{
+    T_MPI(MPI_Gather(sb, 5, MPI_DOUBLE, rb, 5, MPI_DOUBLE, 3 % t_size, MPI_COMM_WORLD));
+}
+static void e_gather(tc_expect_t *e)
+{
+    if (3 % t_size == t_rank)
+        to_all_but(e, t_rank, 40, TC_A2O);
+}
 
 static void s_igatherv(void)
 {
     fill_counts(twice_plus_one);
-    T_MPI(MPI_Igatherv(sb, 2 * t_rank + 1, MPI_INT, rb, counts, disps, MPI_INT, 0, MPI_COMM_WORLD, &req));
+    T_MPI(MPI_Igatherv(sb, 2 * t_rank + 1, MPI_INT, rb, counts, disps, MPI_INT, 0, MPI_COMM_WORLD,
+                       &req));
     T_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
 }
-static void e_igatherv(tc_expect_t *e) { if (0 == t_rank) to_each_but(e, 0, counts, 4, TC_A2O); }
+static void e_igatherv(tc_expect_t *e)
+{
+    if (0 == t_rank)
+        to_each_but(e, 0, counts, 4, TC_A2O);
+}
 
-static void s_reduce(void) { T_MPI(MPI_Reduce(sb, rb, 7, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD)); }
-static void e_reduce(tc_expect_t *e) { if (0 == t_rank) to_all_but(e, 0, 28, TC_A2O); }
+static void s_reduce(void)
+{
+    T_MPI(MPI_Reduce(sb, rb, 7, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD));
+}
+static void e_reduce(tc_expect_t *e)
+{
+    if (0 == t_rank)
+        to_all_but(e, 0, 28, TC_A2O);
+}
 
-static void s_allreduce(void) { T_MPI(MPI_Allreduce(sb, rb, 3, MPI_INT, MPI_SUM, MPI_COMM_WORLD)); }
-static void e_allreduce(tc_expect_t *e) { to_all_but(e, t_rank, 12, TC_A2A); }
+static void s_allreduce(void)
+{
+    T_MPI(MPI_Allreduce(sb, rb, 3, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+}
+static void e_allreduce(tc_expect_t *e)
+{
+    to_all_but(e, t_rank, 12, TC_A2A);
+}
 
 static void s_iallreduce(void)
 {
     T_MPI(MPI_Iallreduce(sb, rb, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req));
     T_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
 }
-static void e_iallreduce(tc_expect_t *e) { to_all_but(e, t_rank, 4, TC_A2A); }
+static void e_iallreduce(tc_expect_t *e)
+{
+    to_all_but(e, t_rank, 4, TC_A2A);
+}
 
-static void s_alltoall(void) { T_MPI(MPI_Alltoall(sb, 2, MPI_INT, rb, 2, MPI_INT, MPI_COMM_WORLD)); }
-static void e_alltoall(tc_expect_t *e) { to_all_but(e, t_rank, 8, TC_A2A); }
+static void s_alltoall(void)
+{
+    T_MPI(MPI_Alltoall(sb, 2, MPI_INT, rb, 2, MPI_INT, MPI_COMM_WORLD));
+}
+static void e_alltoall(tc_expect_t *e)
+{
+    to_all_but(e, t_rank, 8, TC_A2A);
+}
 
 /* alltoallv: rank r sends r + p + 1 ints to p */
 static void s_alltoallv(void)
@@ -116,7 +178,10 @@ static void s_alltoallv(void)
     }
     T_MPI(MPI_Alltoallv(sb, counts, disps, MPI_INT, rb, rcounts, rdisps, MPI_INT, MPI_COMM_WORLD));
 }
-static void e_alltoallv(tc_expect_t *e) { to_each_but(e, t_rank, counts, 4, TC_A2A); }
+static void e_alltoallv(tc_expect_t *e)
+{
+    to_each_but(e, t_rank, counts, 4, TC_A2A);
+}
 
 /* alltoallw: one int to everyone, one double from everyone... same type both ways */
 static void s_ialltoallw(void)
@@ -129,18 +194,33 @@ static void s_ialltoallw(void)
     T_MPI(MPI_Ialltoallw(sb, counts, disps, types, rb, counts, disps, types, MPI_COMM_WORLD, &req));
     T_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
 }
-static void e_ialltoallw(tc_expect_t *e) { to_all_but(e, t_rank, 12, TC_A2A); }
+static void e_ialltoallw(tc_expect_t *e)
+{
+    to_all_but(e, t_rank, 12, TC_A2A);
+}
 
-static void s_barrier(void) { T_MPI(MPI_Barrier(MPI_COMM_WORLD)); }
+static void s_barrier(void)
+{
+    T_MPI(MPI_Barrier(MPI_COMM_WORLD));
+}
 static void s_ibarrier(void)
 {
     T_MPI(MPI_Ibarrier(MPI_COMM_WORLD, &req));
     T_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
 }
-static void e_barrier(tc_expect_t *e) { to_all_but(e, t_rank, 0, TC_A2A); }
+static void e_barrier(tc_expect_t *e)
+{
+    to_all_but(e, t_rank, 0, TC_A2A);
+}
 
-static void s_scan(void) { T_MPI(MPI_Scan(sb, rb, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD)); }
-static void s_exscan(void) { T_MPI(MPI_Exscan(sb, rb, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD)); }
+static void s_scan(void)
+{
+    T_MPI(MPI_Scan(sb, rb, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+}
+static void s_exscan(void)
+{
+    T_MPI(MPI_Exscan(sb, rb, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+}
 static void e_scan(tc_expect_t *e)
 {
     for (int p = t_rank + 1; p < t_size; ++p) {
@@ -154,25 +234,41 @@ static void s_reduce_scatter_block(void)
 {
     T_MPI(MPI_Reduce_scatter_block(sb, rb, 3, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
 }
-static void e_reduce_scatter_block(tc_expect_t *e) { to_all_but(e, t_rank, 12, TC_A2A); }
+static void e_reduce_scatter_block(tc_expect_t *e)
+{
+    to_all_but(e, t_rank, 12, TC_A2A);
+}
 
 static void s_reduce_scatter(void)
 {
     fill_counts(plus_one);
     T_MPI(MPI_Reduce_scatter(sb, rb, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
 }
-static void e_reduce_scatter(tc_expect_t *e) { to_each_but(e, t_rank, counts, 4, TC_A2A); }
+static void e_reduce_scatter(tc_expect_t *e)
+{
+    to_each_but(e, t_rank, counts, 4, TC_A2A);
+}
 
-static void s_allgather(void) { T_MPI(MPI_Allgather(sb, 4, MPI_BYTE, rb, 4, MPI_BYTE, MPI_COMM_WORLD)); }
-static void e_allgather(tc_expect_t *e) { to_all_but(e, t_rank, 4, TC_A2A); }
+static void s_allgather(void)
+{
+    T_MPI(MPI_Allgather(sb, 4, MPI_BYTE, rb, 4, MPI_BYTE, MPI_COMM_WORLD));
+}
+static void e_allgather(tc_expect_t *e)
+{
+    to_all_but(e, t_rank, 4, TC_A2A);
+}
 
 static void s_iallgatherv(void)
 {
     fill_counts(plus_one);
-    T_MPI(MPI_Iallgatherv(sb, t_rank + 1, MPI_INT, rb, counts, disps, MPI_INT, MPI_COMM_WORLD, &req));
+    T_MPI(
+        MPI_Iallgatherv(sb, t_rank + 1, MPI_INT, rb, counts, disps, MPI_INT, MPI_COMM_WORLD, &req));
     T_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
 }
-static void e_iallgatherv(tc_expect_t *e) { to_all_but(e, t_rank, 4ULL * (t_rank + 1), TC_A2A); }
+static void e_iallgatherv(tc_expect_t *e)
+{
+    to_all_but(e, t_rank, 4ULL * (t_rank + 1), TC_A2A);
+}
 
 static const struct {
     const char *name;

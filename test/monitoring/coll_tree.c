@@ -76,8 +76,8 @@ int main(int argc, char **argv)
     }
     if (0 == t_rank) {
         for (int i = 0; i < TREE_COUNT; ++i) {
-            T_CHECK(rb[i] == TREE_N * i + TREE_N * (TREE_N - 1) / 2, "reduce result [%d] = %d",
-                    i, rb[i]);
+            T_CHECK(rb[i] == TREE_N * i + TREE_N * (TREE_N - 1) / 2, "reduce result [%d] = %d", i,
+                    rb[i]);
         }
     }
     tc_close(&t);

@@ -16,9 +16,9 @@
 #include "tmon.c"
 
 enum { CNT, SIZ, ICNT, ISIZ, NPV };
-static const char *names[NPV] = {
-    "pml_monitoring_messages_count", "pml_monitoring_messages_size",
-    "pml_monitoring_messages_internal_count", "pml_monitoring_messages_internal_size"};
+static const char *names[NPV] = {"pml_monitoring_messages_count", "pml_monitoring_messages_size",
+                                 "pml_monitoring_messages_internal_count",
+                                 "pml_monitoring_messages_internal_size"};
 
 static void expect(int mode, int p, unsigned long long e[NPV])
 {

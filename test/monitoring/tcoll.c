@@ -12,9 +12,9 @@ enum { TC_O2A, TC_A2O, TC_A2A, TC_CLASSES };
 static const char *tc_class_names[TC_CLASSES] = {"o2a", "a2o", "a2a"};
 
 typedef struct {
-    MPI_T_pvar_handle peer_count, peer_size;   /* on MPI_COMM_WORLD, one value per rank */
-    MPI_T_pvar_handle cls[TC_CLASSES][2];      /* on comm: [class][0 count, 1 size] */
-    unsigned long long *count, *size;          /* last read, per world rank */
+    MPI_T_pvar_handle peer_count, peer_size; /* on MPI_COMM_WORLD, one value per rank */
+    MPI_T_pvar_handle cls[TC_CLASSES][2];    /* on comm: [class][0 count, 1 size] */
+    unsigned long long *count, *size;        /* last read, per world rank */
     unsigned long long cls_v[TC_CLASSES][2];
 } tcoll_t;
 

@@ -122,8 +122,8 @@ static int mon_ialltoall(const void *sbuf, int scount, ompi_datatype_t *sdtype, 
 }
 
 static int mon_alltoallv(const void *sbuf, const int *scounts, const int *sdisps,
-                         ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
-                         const int *rdisps, ompi_datatype_t *rdtype, ompi_communicator_t *comm,
+                         ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, const int *rdisps,
+                         ompi_datatype_t *rdtype, ompi_communicator_t *comm,
                          mca_coll_base_module_t *m)
 {
     const mca_coll_base_comm_coll_t *real = &mon_module(m)->real;
@@ -139,8 +139,8 @@ static int mon_ialltoallv(const void *sbuf, const int *scounts, const int *sdisp
 {
     const mca_coll_base_comm_coll_t *real = &mon_module(m)->real;
     rec_each(comm, m, scounts, sdtype);
-    return real->coll_ialltoallv(sbuf, scounts, sdisps, sdtype, rbuf, rcounts, rdisps, rdtype,
-                                 comm, req, real->coll_ialltoallv_module);
+    return real->coll_ialltoallv(sbuf, scounts, sdisps, sdtype, rbuf, rcounts, rdisps, rdtype, comm,
+                                 req, real->coll_ialltoallv_module);
 }
 
 static void rec_each_w(ompi_communicator_t *comm, mca_coll_base_module_t *m, const int *counts,
@@ -184,8 +184,7 @@ static int mon_barrier(ompi_communicator_t *comm, mca_coll_base_module_t *m)
     return real->coll_barrier(comm, real->coll_barrier_module);
 }
 
-static int mon_ibarrier(ompi_communicator_t *comm, ompi_request_t **req,
-                        mca_coll_base_module_t *m)
+static int mon_ibarrier(ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *m)
 {
     const mca_coll_base_comm_coll_t *real = &mon_module(m)->real;
     rec_all(comm, m, 0);
@@ -195,8 +194,8 @@ static int mon_ibarrier(ompi_communicator_t *comm, ompi_request_t **req,
 /* --- reduce_scatter(_block): each peer's block of the result ------------- */
 
 static int mon_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
-                              ompi_datatype_t *type, struct ompi_op_t *op, ompi_communicator_t *comm,
-                              mca_coll_base_module_t *m)
+                              ompi_datatype_t *type, struct ompi_op_t *op,
+                              ompi_communicator_t *comm, mca_coll_base_module_t *m)
 {
     const mca_coll_base_comm_coll_t *real = &mon_module(m)->real;
     rec_each(comm, m, rcounts, type);
@@ -205,8 +204,9 @@ static int mon_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
 }
 
 static int mon_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
-                               ompi_datatype_t *type, struct ompi_op_t *op, ompi_communicator_t *comm,
-                               ompi_request_t **req, mca_coll_base_module_t *m)
+                               ompi_datatype_t *type, struct ompi_op_t *op,
+                               ompi_communicator_t *comm, ompi_request_t **req,
+                               mca_coll_base_module_t *m)
 {
     const mca_coll_base_comm_coll_t *real = &mon_module(m)->real;
     rec_each(comm, m, rcounts, type);
@@ -214,9 +214,9 @@ static int mon_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
                                       real->coll_ireduce_scatter_module);
 }
 
-static int mon_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
-                                    ompi_datatype_t *type, struct ompi_op_t *op,
-                                    ompi_communicator_t *comm, mca_coll_base_module_t *m)
+static int mon_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, ompi_datatype_t *type,
+                                    struct ompi_op_t *op, ompi_communicator_t *comm,
+                                    mca_coll_base_module_t *m)
 {
     const mca_coll_base_comm_coll_t *real = &mon_module(m)->real;
     rec_count(comm, m, rcount, type);
@@ -247,8 +247,8 @@ static void rec_above(ompi_communicator_t *comm, mca_coll_base_module_t *m, int 
     }
 }
 
-static int mon_scan(const void *sbuf, void *rbuf, int count, ompi_datatype_t *type, struct ompi_op_t *op,
-                    ompi_communicator_t *comm, mca_coll_base_module_t *m)
+static int mon_scan(const void *sbuf, void *rbuf, int count, ompi_datatype_t *type,
+                    struct ompi_op_t *op, ompi_communicator_t *comm, mca_coll_base_module_t *m)
 {
     const mca_coll_base_comm_coll_t *real = &mon_module(m)->real;
     rec_above(comm, m, count, type);

@@ -22,30 +22,59 @@ typedef struct {
     size_t table_fn, table_module, module_fn;
 } mon_api_t;
 
-#define MON_API(name)                                                                         \
-    {                                                                                          \
-        offsetof(mca_coll_base_comm_coll_t, coll_##name),                                     \
-            offsetof(mca_coll_base_comm_coll_t, coll_##name##_module),                        \
-            offsetof(mca_coll_base_module_t, coll_##name)                                     \
+#define MON_API(name)                                                                              \
+    {                                                                                              \
+        offsetof(mca_coll_base_comm_coll_t, coll_##name),                                          \
+            offsetof(mca_coll_base_comm_coll_t, coll_##name##_module),                             \
+            offsetof(mca_coll_base_module_t, coll_##name)                                          \
     }
 
 /* Every collective we record: blocking, non-blocking, neighbourhood. */
 static const mon_api_t mon_apis[] = {
-    MON_API(allgather),           MON_API(allgatherv),           MON_API(allreduce),
-    MON_API(alltoall),            MON_API(alltoallv),            MON_API(alltoallw),
-    MON_API(barrier),             MON_API(bcast),                MON_API(exscan),
-    MON_API(gather),              MON_API(gatherv),              MON_API(reduce),
-    MON_API(reduce_scatter),      MON_API(reduce_scatter_block), MON_API(scan),
-    MON_API(scatter),             MON_API(scatterv),             MON_API(iallgather),
-    MON_API(iallgatherv),         MON_API(iallreduce),           MON_API(ialltoall),
-    MON_API(ialltoallv),          MON_API(ialltoallw),           MON_API(ibarrier),
-    MON_API(ibcast),              MON_API(iexscan),              MON_API(igather),
-    MON_API(igatherv),            MON_API(ireduce),              MON_API(ireduce_scatter),
-    MON_API(ireduce_scatter_block), MON_API(iscan),              MON_API(iscatter),
-    MON_API(iscatterv),           MON_API(neighbor_allgather),   MON_API(neighbor_allgatherv),
-    MON_API(neighbor_alltoall),   MON_API(neighbor_alltoallv),   MON_API(neighbor_alltoallw),
-    MON_API(ineighbor_allgather), MON_API(ineighbor_allgatherv), MON_API(ineighbor_alltoall),
-    MON_API(ineighbor_alltoallv), MON_API(ineighbor_alltoallw),
+    MON_API(allgather),
+    MON_API(allgatherv),
+    MON_API(allreduce),
+    MON_API(alltoall),
+    MON_API(alltoallv),
+    MON_API(alltoallw),
+    MON_API(barrier),
+    MON_API(bcast),
+    MON_API(exscan),
+    MON_API(gather),
+    MON_API(gatherv),
+    MON_API(reduce),
+    MON_API(reduce_scatter),
+    MON_API(reduce_scatter_block),
+    MON_API(scan),
+    MON_API(scatter),
+    MON_API(scatterv),
+    MON_API(iallgather),
+    MON_API(iallgatherv),
+    MON_API(iallreduce),
+    MON_API(ialltoall),
+    MON_API(ialltoallv),
+    MON_API(ialltoallw),
+    MON_API(ibarrier),
+    MON_API(ibcast),
+    MON_API(iexscan),
+    MON_API(igather),
+    MON_API(igatherv),
+    MON_API(ireduce),
+    MON_API(ireduce_scatter),
+    MON_API(ireduce_scatter_block),
+    MON_API(iscan),
+    MON_API(iscatter),
+    MON_API(iscatterv),
+    MON_API(neighbor_allgather),
+    MON_API(neighbor_allgatherv),
+    MON_API(neighbor_alltoall),
+    MON_API(neighbor_alltoallv),
+    MON_API(neighbor_alltoallw),
+    MON_API(ineighbor_allgather),
+    MON_API(ineighbor_allgatherv),
+    MON_API(ineighbor_alltoall),
+    MON_API(ineighbor_alltoallv),
+    MON_API(ineighbor_alltoallw),
 };
 #define MON_N_APIS (sizeof(mon_apis) / sizeof(mon_apis[0]))
 
@@ -72,10 +101,10 @@ static void mon_check_pml(void)
     /* Every process has the same setting: rank 0 speaks for all. Written at
      * once: a short job's asynchronous help message is at times lost on its
      * way to mpirun (see ob1x_show_help_now). */
-    if (0 != strcmp(pml, "ob1x") && 0 != strcmp(pml, "monitoring")
-        && 0 == ompi_comm_rank(&ompi_mpi_comm_world.comm)) {
-        ob1x_show_help_now("help-mpi-pml-monitoring.txt", "pml-not-monitored",
-                           ob1x_mon_enabled(), pml, pml, ob1x_host());
+    if (0 != strcmp(pml, "ob1x") && 0 != strcmp(pml, "monitoring") &&
+        0 == ompi_comm_rank(&ompi_mpi_comm_world.comm)) {
+        ob1x_show_help_now("help-mpi-pml-monitoring.txt", "pml-not-monitored", ob1x_mon_enabled(),
+                           pml, pml, ob1x_host());
     }
 }
 

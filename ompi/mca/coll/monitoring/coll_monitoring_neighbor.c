@@ -74,9 +74,9 @@ static void rec_neighbors(ompi_communicator_t *comm, mca_coll_base_module_t *m, 
     ob1x_mon_coll_record(mon_module(m)->data, OB1X_MON_A2A, total);
 }
 
-static int mon_neighbor_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype,
-                                  void *rbuf, int rcount, ompi_datatype_t *rdtype,
-                                  ompi_communicator_t *comm, mca_coll_base_module_t *m)
+static int mon_neighbor_allgather(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf,
+                                  int rcount, ompi_datatype_t *rdtype, ompi_communicator_t *comm,
+                                  mca_coll_base_module_t *m)
 {
     const mca_coll_base_comm_coll_t *real = &mon_module(m)->real;
     if (ob1x_mon_is_on()) {
@@ -121,13 +121,13 @@ static int mon_ineighbor_allgatherv(const void *sbuf, int scount, ompi_datatype_
     if (ob1x_mon_is_on()) {
         rec_neighbors(comm, m, scount, NULL, sdtype, NULL);
     }
-    return real->coll_ineighbor_allgatherv(sbuf, scount, sdtype, rbuf, rcounts, disps, rdtype,
-                                           comm, req, real->coll_ineighbor_allgatherv_module);
+    return real->coll_ineighbor_allgatherv(sbuf, scount, sdtype, rbuf, rcounts, disps, rdtype, comm,
+                                           req, real->coll_ineighbor_allgatherv_module);
 }
 
-static int mon_neighbor_alltoall(const void *sbuf, int scount, ompi_datatype_t *sdtype,
-                                 void *rbuf, int rcount, ompi_datatype_t *rdtype,
-                                 ompi_communicator_t *comm, mca_coll_base_module_t *m)
+static int mon_neighbor_alltoall(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf,
+                                 int rcount, ompi_datatype_t *rdtype, ompi_communicator_t *comm,
+                                 mca_coll_base_module_t *m)
 {
     const mca_coll_base_comm_coll_t *real = &mon_module(m)->real;
     if (ob1x_mon_is_on()) {
@@ -137,10 +137,9 @@ static int mon_neighbor_alltoall(const void *sbuf, int scount, ompi_datatype_t *
                                         real->coll_neighbor_alltoall_module);
 }
 
-static int mon_ineighbor_alltoall(const void *sbuf, int scount, ompi_datatype_t *sdtype,
-                                  void *rbuf, int rcount, ompi_datatype_t *rdtype,
-                                  ompi_communicator_t *comm, ompi_request_t **req,
-                                  mca_coll_base_module_t *m)
+static int mon_ineighbor_alltoall(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf,
+                                  int rcount, ompi_datatype_t *rdtype, ompi_communicator_t *comm,
+                                  ompi_request_t **req, mca_coll_base_module_t *m)
 {
     const mca_coll_base_comm_coll_t *real = &mon_module(m)->real;
     if (ob1x_mon_is_on()) {
@@ -174,15 +173,13 @@ static int mon_ineighbor_alltoallv(const void *sbuf, const int *scounts, const i
         rec_neighbors(comm, m, 0, scounts, sdtype, NULL);
     }
     return real->coll_ineighbor_alltoallv(sbuf, scounts, sdisps, sdtype, rbuf, rcounts, rdisps,
-                                          rdtype, comm, req,
-                                          real->coll_ineighbor_alltoallv_module);
+                                          rdtype, comm, req, real->coll_ineighbor_alltoallv_module);
 }
 
 static int mon_neighbor_alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdisps,
-                                  ompi_datatype_t *const *sdtypes, void *rbuf,
-                                  const int *rcounts, const MPI_Aint *rdisps,
-                                  ompi_datatype_t *const *rdtypes, ompi_communicator_t *comm,
-                                  mca_coll_base_module_t *m)
+                                  ompi_datatype_t *const *sdtypes, void *rbuf, const int *rcounts,
+                                  const MPI_Aint *rdisps, ompi_datatype_t *const *rdtypes,
+                                  ompi_communicator_t *comm, mca_coll_base_module_t *m)
 {
     const mca_coll_base_comm_coll_t *real = &mon_module(m)->real;
     if (ob1x_mon_is_on()) {
@@ -193,10 +190,10 @@ static int mon_neighbor_alltoallw(const void *sbuf, const int *scounts, const MP
 }
 
 static int mon_ineighbor_alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdisps,
-                                   ompi_datatype_t *const *sdtypes, void *rbuf,
-                                   const int *rcounts, const MPI_Aint *rdisps,
-                                   ompi_datatype_t *const *rdtypes, ompi_communicator_t *comm,
-                                   ompi_request_t **req, mca_coll_base_module_t *m)
+                                   ompi_datatype_t *const *sdtypes, void *rbuf, const int *rcounts,
+                                   const MPI_Aint *rdisps, ompi_datatype_t *const *rdtypes,
+                                   ompi_communicator_t *comm, ompi_request_t **req,
+                                   mca_coll_base_module_t *m)
 {
     const mca_coll_base_comm_coll_t *real = &mon_module(m)->real;
     if (ob1x_mon_is_on()) {

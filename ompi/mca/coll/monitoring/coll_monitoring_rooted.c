@@ -87,8 +87,8 @@ static int mon_iscatterv(const void *sbuf, const int *scounts, const int *disps,
 {
     const mca_coll_base_comm_coll_t *real = &mon_module(m)->real;
     rec_scatterv(comm, m, scounts, sdtype, root);
-    return real->coll_iscatterv(sbuf, scounts, disps, sdtype, rbuf, rcount, rdtype, root, comm,
-                                req, real->coll_iscatterv_module);
+    return real->coll_iscatterv(sbuf, scounts, disps, sdtype, rbuf, rcount, rdtype, root, comm, req,
+                                real->coll_iscatterv_module);
 }
 
 /* gather and reduce: count of type from each peer, at the root. */
@@ -101,8 +101,8 @@ static void rec_to_root(ompi_communicator_t *comm, mca_coll_base_module_t *m, in
     }
 }
 
-static int mon_gather(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf,
-                      int rcount, ompi_datatype_t *rdtype, int root, ompi_communicator_t *comm,
+static int mon_gather(const void *sbuf, int scount, ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                      ompi_datatype_t *rdtype, int root, ompi_communicator_t *comm,
                       mca_coll_base_module_t *m)
 {
     const mca_coll_base_comm_coll_t *real = &mon_module(m)->real;
@@ -160,8 +160,8 @@ static int mon_reduce(const void *sbuf, void *rbuf, int count, ompi_datatype_t *
 }
 
 static int mon_ireduce(const void *sbuf, void *rbuf, int count, ompi_datatype_t *type,
-                       struct ompi_op_t *op, int root, ompi_communicator_t *comm, ompi_request_t **req,
-                       mca_coll_base_module_t *m)
+                       struct ompi_op_t *op, int root, ompi_communicator_t *comm,
+                       ompi_request_t **req, mca_coll_base_module_t *m)
 {
     const mca_coll_base_comm_coll_t *real = &mon_module(m)->real;
     rec_to_root(comm, m, count, type, root);

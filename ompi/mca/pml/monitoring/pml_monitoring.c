@@ -79,12 +79,13 @@ static void note_persistent(ompi_request_t *request, const mon_persistent_t *wha
     mon_persistent_t *note;
 
     OPAL_THREAD_LOCK(&mon_persistent_lock);
-    if (OPAL_SUCCESS == opal_hash_table_get_value_uint64(&mon_persistent, (uintptr_t) request, &old)) {
+    if (OPAL_SUCCESS ==
+        opal_hash_table_get_value_uint64(&mon_persistent, (uintptr_t) request, &old)) {
         note = old;
     } else {
         note = malloc(sizeof(*note));
         if (NULL == note || OPAL_SUCCESS != opal_hash_table_set_value_uint64(
-                                                 &mon_persistent, (uintptr_t) request, note)) {
+                                                &mon_persistent, (uintptr_t) request, note)) {
             free(note);
             note = NULL; /* out of memory: this request's starts go unrecorded */
         }
@@ -105,7 +106,8 @@ static void record_start(ompi_request_t *request)
         return;
     }
     OPAL_THREAD_LOCK(&mon_persistent_lock);
-    if (OPAL_SUCCESS == opal_hash_table_get_value_uint64(&mon_persistent, (uintptr_t) request, &value)) {
+    if (OPAL_SUCCESS ==
+        opal_hash_table_get_value_uint64(&mon_persistent, (uintptr_t) request, &value)) {
         note = *(mon_persistent_t *) value;
     }
     OPAL_THREAD_UNLOCK(&mon_persistent_lock);
@@ -129,8 +131,8 @@ static int mon_isend_init(const void *buf, size_t count, ompi_datatype_t *dataty
                           ompi_request_t **request)
 {
     size_t type_size;
-    int rc = mca_pml_monitoring_real.pml_isend_init(buf, count, datatype, dst, tag, mode, comm,
-                                                    request);
+    int rc =
+        mca_pml_monitoring_real.pml_isend_init(buf, count, datatype, dst, tag, mode, comm, request);
 
     if (OMPI_SUCCESS != rc || MPI_PROC_NULL == dst || NULL == (*request)->req_start) {
         return rc;
@@ -141,8 +143,8 @@ static int mon_isend_init(const void *buf, size_t count, ompi_datatype_t *dataty
         return rc; /* not the PML's usual start: leave it alone */
     }
     ompi_datatype_type_size(datatype, &type_size);
-    note_persistent(*request, &(mon_persistent_t){comm->c_remote_group, dst, tag,
-                                                  count * type_size});
+    note_persistent(*request,
+                    &(mon_persistent_t){comm->c_remote_group, dst, tag, count * type_size});
     return rc;
 }
 

@@ -57,5 +57,5 @@ run interposed ok --mca pml ob1,monitoring --mca pml_monitoring_enable 1
 grep -q "$not_recorded" "$tmp/interposed.out" && { cat "$tmp/interposed.out"; fail "ob1,monitoring: warned although interposed"; }
 
 run alone fail --mca pml monitoring --mca pml_monitoring_enable 1
-grep -q "pml/monitoring was selected as the only PML" "$tmp/alone.out" || { cat "$tmp/alone.out"; fail "monitoring alone: no message"; }
+grep -q "No PML is left for pml/monitoring to monitor" "$tmp/alone.out" || { cat "$tmp/alone.out"; fail "monitoring alone: no message"; }
 echo "PASS: interpose_select"

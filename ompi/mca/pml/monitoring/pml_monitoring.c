@@ -208,8 +208,9 @@ mca_pml_base_module_t mca_pml_monitoring_module_wrap(const mca_pml_base_module_t
     return wrapped;
 }
 
-/* Selected on its own (e.g. "--mca pml monitoring"): there is nothing to
- * monitor. Said once, and MPI_Init fails instead of crashing. */
+/* Selected because no other PML could be ("--mca pml monitoring", or the
+ * PMLs listed disqualified themselves): there is nothing to monitor. Said
+ * once per process, and MPI_Init fails instead of crashing. */
 static int alone_add_procs(struct ompi_proc_t **procs, size_t nprocs)
 {
     (void) procs;

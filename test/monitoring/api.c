@@ -58,12 +58,30 @@ static void check_translation(void)
     ompi_group_t *g = ((ompi_communicator_t *) MPI_COMM_WORLD)->c_remote_group;
 
     T_CHECK(ob1x_mon_is_on() && 2 == ob1x_mon_enabled(), "monitoring not on in mode 2");
+    T_CHECK(ob1x_mon_pml_records_itself(), "pml/ob1x selected but not recording by itself");
     T_CHECK(ob1x_mon_my_world_rank() == t_rank && ob1x_mon_world_size() == t_size,
             "my world rank %d size %d", ob1x_mon_my_world_rank(), ob1x_mon_world_size());
     for (int i = 0; i < t_size; ++i) {
         T_CHECK(ob1x_mon_world_rank(g, i) == i, "world rank of %d: %d", i,
                 ob1x_mon_world_rank(g, i));
     }
+}
+
+/* A process of another job (as after MPI_Comm_spawn): counted under its
+ * own name, never as a world rank. */
+static opal_process_name_t other_job(void)
+{
+    static ompi_proc_t fake;
+    opal_process_name_t n = OMPI_PROC_MY_NAME[0];
+
+    n.jobid += 1;
+    n.vpid = 3;
+    T_CHECK(-1 == ob1x_mon_world_rank_of_name(n), "another job's process taken for a world rank");
+    fake.super.proc_name = n;
+    ob1x_mon_record_pml_proc(&fake, 10, 5);
+    ob1x_mon_record_pml_recv_proc(&fake, 7, 5);
+    ob1x_mon_record_pml_recv_proc(&fake, 7, 5);
+    return n;
 }
 
 static void record(ob1x_mon_coll_data_t *d)
@@ -107,6 +125,8 @@ int main(int argc, char **argv)
     MPI_T_pvar_handle o2a, a2a;
     unsigned long long v;
     MPI_Comm dup;
+    opal_process_name_t other;
+    char want[256];
     int count;
 
     tmon_init(&argc, &argv);
@@ -132,6 +152,7 @@ int main(int argc, char **argv)
     T_MPI(MPI_T_pvar_start(tmon_session, o2a));
     T_MPI(MPI_T_pvar_start(tmon_session, a2a));
     record(d);
+    other = other_job();
     check_pvars(dup);
     tmon_read(o2a, &v);
     T_CHECK(1 == v, "coll_monitoring_o2a_count %llu, expected 1", v);
@@ -144,6 +165,10 @@ int main(int argc, char **argv)
     T_CHECK(1 == lines(base, "R\t", last, sizeof(last)), "R lines");
     T_CHECK(1 == lines(base, "C\t", last, sizeof(last)), "C lines");
     T_CHECK(1 == lines(base, "D\tapicomm\tprocs: ", last, sizeof(last)), "no D line of apicomm");
+    snprintf(want, sizeof(want), "#X\t%d\t[%u,%u]\t10 bytes\t1 msgs sent\t14 bytes\t2 msgs recv\n",
+             t_rank, (unsigned) other.jobid, (unsigned) other.vpid);
+    T_CHECK(1 == lines(base, "#X\t", last, sizeof(last)) && 0 == strcmp(last, want),
+            "other job's line: '%s', expected '%s'", last, want);
     snprintf(base + strlen(base), 16, "%s", "");
     /* released: reported by the next dump, then dropped */
     ob1x_mon_coll_release(d);

@@ -129,6 +129,18 @@ int ob1x_mon_enabled(void)
     return ob1x_mon_enable;
 }
 
+static bool pml_native = false;
+
+void ob1x_mon_set_pml_records_itself(bool yes)
+{
+    pml_native = yes;
+}
+
+bool ob1x_mon_pml_records_itself(void)
+{
+    return pml_native;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Peers                                                                    */
 

@@ -136,6 +136,12 @@ int ob1x_mon_enabled(void);
  * mca_base_var_finalize; ob1x registers them when it is selected. */
 int ob1x_mon_register(void);
 
+/* A PML that records into the engine by itself (pml/ob1x) says so when it
+ * is enabled; a pml/monitoring interposition component then stands aside
+ * (no double counting). */
+void ob1x_mon_set_pml_records_itself(bool yes);
+bool ob1x_mon_pml_records_itself(void);
+
 /* --------------------------------------------------------------------------
  * Recording. "bytes" is the message's packed size (what the PML sends).
  * -------------------------------------------------------------------------- */
@@ -155,9 +161,10 @@ void ob1x_mon_record_pml_recv_proc(const ompi_proc_t *proc, size_t bytes, int ta
 /* Same, the peer as its rank in group. */
 void ob1x_mon_record_pml_recv(ompi_group_t *group, int rank, size_t bytes, int tag);
 
-/* A one-sided transfer with the peer: SENT = data leaving this process
- * (put, accumulate, the origin buffer of a get's request), RECV = data
- * arriving (get, fetch results), counted as stock osc/monitoring does. */
+/* A one-sided transfer with the peer, seen from the origin: SENT = data
+ * leaving this process (put, accumulate), RECV = data arriving (get,
+ * fetched results). Stock osc/monitoring records a get as a 0-byte SENT
+ * (the request) plus a RECV of the data; do the same for identical counts. */
 void ob1x_mon_record_osc(ompi_group_t *group, int rank, size_t bytes, ob1x_mon_osc_dir_t dir);
 void ob1x_mon_record_osc_proc(const ompi_proc_t *proc, size_t bytes, ob1x_mon_osc_dir_t dir);
 

@@ -216,6 +216,7 @@ void ob1x_monitoring_fini(void)
 {
     if (monitoring_held) {
         monitoring_held = false;
+        ob1x_mon_set_pml_records_itself(false);
         ob1x_mon_finalize();
     }
 }
@@ -226,6 +227,7 @@ int ob1x_enable(bool enable)
         thread_yield_setup();
         if (!monitoring_held && OMPI_SUCCESS == ob1x_mon_init()) {
             monitoring_held = true;
+            ob1x_mon_set_pml_records_itself(true);
         }
     }
     return OMPI_SUCCESS;

@@ -7,7 +7,9 @@
 #   - "--mca pml ob1" with monitoring enabled: point-to-point cannot be
 #     recorded (pml/monitoring was left out): the job runs and says why;
 #   - "--mca pml monitoring" alone: nothing to monitor, MPI_Init fails
-#     with a message that says what to do.
+#     with a message that says what to do;
+#   - one report per process at MPI_Finalize, also when pml/monitoring
+#     stands aside for pml/ob1x.
 # The program is monitoring/pattern.c (the known pattern, no MPI_T).
 set -u
 fail() {
@@ -58,4 +60,17 @@ grep -q "$not_recorded" "$tmp/interposed.out" && { cat "$tmp/interposed.out"; fa
 
 run alone fail --mca pml monitoring --mca pml_monitoring_enable 1
 grep -q "No PML is left for pml/monitoring to monitor" "$tmp/alone.out" || { cat "$tmp/alone.out"; fail "monitoring alone: no message"; }
+# One report per process at MPI_Finalize, whoever records: pml/monitoring
+# standing aside for ob1x must not leave an empty one behind.
+reports() { # name mpirun-args...
+    local name=$1 n
+    shift
+    run "$name" ok "$@" --mca pml_monitoring_enable 1 --mca pml_monitoring_enable_output 1
+    n=$(grep -c "^# POINT TO POINT" "$tmp/$name.out")
+    [ "$n" -eq "$np" ] || { cat "$tmp/$name.out"; fail "$name: $n reports, expected $np"; }
+}
+reports report_ob1 --mca pml ob1,monitoring
+if [ -f "$OB1X_COMPONENT_DIR/mca_pml_ob1x.so" ]; then
+    reports report_ob1x --mca pml ob1x,monitoring
+fi
 echo "PASS: interpose_select"

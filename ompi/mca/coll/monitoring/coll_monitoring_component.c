@@ -209,11 +209,8 @@ static int mon_init_query(bool enable_progress_threads, bool enable_mpi_threads)
     if (mon_engine_held) {
         return OMPI_SUCCESS;
     }
-    if (OMPI_SUCCESS != ob1x_mon_init()) {
-        return OMPI_ERR_NOT_AVAILABLE;
-    }
-    if (0 == ob1x_mon_enabled()) {
-        ob1x_mon_finalize();
+    if (OMPI_SUCCESS != ob1x_mon_register() || ob1x_mon_enabled() <= 0 ||
+        OMPI_SUCCESS != ob1x_mon_init()) {
         return OMPI_ERR_NOT_AVAILABLE;
     }
     mon_engine_held = true;

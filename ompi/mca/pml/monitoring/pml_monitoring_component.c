@@ -28,7 +28,9 @@
 
 mca_pml_base_component_t mca_pml_monitoring_real_component;
 
-/* We took a reference on the engine in open (monitoring enabled). */
+/* Monitoring is enabled: we take part in the selection. */
+static bool mon_wanted = false;
+/* We hold a reference on the engine (from interposing to MPI_Finalize). */
 static bool mon_engine_held = false;
 /* Our entry points are in mca_pml. */
 static bool mon_interposed = false;
@@ -42,14 +44,13 @@ static int mon_component_register(void)
 
 static int mon_component_open(void)
 {
-    if (OMPI_SUCCESS != ob1x_mon_init()) {
-        return OMPI_SUCCESS; /* monitoring unavailable: stay out of the way */
+    /* Only the setting is needed here. The engine's reference is taken when
+     * we interpose: released at select time, a reference would be the last
+     * one (pml/ob1x takes its own later) and dump an empty report. */
+    if (OMPI_SUCCESS != ob1x_mon_register() || ob1x_mon_enabled() <= 0) {
+        return OMPI_SUCCESS; /* monitoring off: stay out of the way */
     }
-    if (0 == ob1x_mon_enabled()) {
-        ob1x_mon_finalize();
-        return OMPI_SUCCESS;
-    }
-    mon_engine_held = true;
+    mon_wanted = true;
     ob1x_help_dirs_add(OB1X_HELP_SRCDIR);
     /* Be among the PMLs the selection initializes, whatever the user's
      * list (it was restricted to ours by "--mca pml X,monitoring"). */
@@ -63,7 +64,7 @@ static mca_pml_base_module_t *mon_component_init(int *priority, bool enable_prog
 {
     (void) enable_progress_threads;
     (void) enable_mpi_threads;
-    if (!mon_engine_held) {
+    if (!mon_wanted) {
         return NULL;
     }
     *priority = 0; /* take part, lose to any real PML */
@@ -86,7 +87,12 @@ static bool winner_is(const char *name)
 /* Called by the selection once the winner is in mca_pml. */
 static int mon_interpose(void)
 {
-    int rc = mca_base_component_repository_retain_component(
+    int rc = ob1x_mon_init();
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    mon_engine_held = true;
+    rc = mca_base_component_repository_retain_component(
         mca_pml_monitoring_component.pmlm_version.mca_type_name,
         mca_pml_monitoring_component.pmlm_version.mca_component_name);
     if (OPAL_SUCCESS != rc) {
@@ -103,13 +109,12 @@ static int mon_interpose(void)
 
 static int mon_component_close(void)
 {
-    if (!mon_engine_held || mon_interposed) {
+    if (!mon_wanted || mon_interposed) {
         return OMPI_SUCCESS;
     }
+    mon_wanted = false;
     if (winner_is("ob1x")) {
-        /* ob1x records by itself; its own reference keeps the engine. */
-        mon_release_engine();
-        return OMPI_SUCCESS;
+        return OMPI_SUCCESS; /* ob1x records by itself */
     }
     return mon_interpose();
 }

@@ -359,28 +359,24 @@ void ob1x_mon_reset(void)
 /* ------------------------------------------------------------------------ */
 /* Recording                                                                */
 
-/* Bin 0: empty; bin k: 2^(k-1) <= bytes < 2^k. Integer log2, exact at
- * powers of two. */
-static inline int hist_bin(size_t bytes)
-{
-    return 0 == bytes ? 0 : 64 - __builtin_clzll((unsigned long long) bytes);
-}
-
 static inline void count_pair(uint64_t *count, size_t bytes)
 {
     ob1x_mon_add(count, 1);
     ob1x_mon_add(count + 1, bytes);
 }
 
+ob1x_mon_counts_t *ob1x_mon_peer_counters(opal_process_name_t name)
+{
+    return peer_get(name);
+}
+
 static void record_send(opal_process_name_t name, size_t bytes, int tag)
 {
     ob1x_mon_counts_t *c = peer_get(name);
 
-    if (NULL == c) {
-        return;
+    if (NULL != c) {
+        ob1x_mon_count_send(c, bytes, tag);
     }
-    ob1x_mon_add(&c->hist[hist_bin(bytes)], 1);
-    count_pair(tag < 0 && ob1x_mon_filters_internal() ? &c->pml_int_count : &c->pml_count, bytes);
 }
 
 static void record_recv(opal_process_name_t name, size_t bytes, int tag)
@@ -388,8 +384,7 @@ static void record_recv(opal_process_name_t name, size_t bytes, int tag)
     ob1x_mon_counts_t *c = peer_get(name);
 
     if (NULL != c) {
-        count_pair(tag < 0 && ob1x_mon_filters_internal() ? &c->recv_int_count : &c->recv_count,
-                   bytes);
+        ob1x_mon_count_recv(c, bytes, tag);
     }
 }
 

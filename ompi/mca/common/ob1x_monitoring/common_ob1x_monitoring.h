@@ -46,6 +46,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/group/group.h"
 #include "ompi/proc/proc.h"
+#include "opal/runtime/opal.h"
 #include "opal/util/proc.h"
 
 BEGIN_C_DECLS
@@ -174,6 +175,18 @@ void ob1x_mon_record_coll(ompi_group_t *group, int rank, size_t bytes);
 void ob1x_mon_record_coll_proc(const ompi_proc_t *proc, size_t bytes);
 
 /* --------------------------------------------------------------------------
+ * Cached counters: the fast path for a PML that records by itself
+ * -------------------------------------------------------------------------- */
+
+struct ob1x_mon_counts;
+
+/* The counters of a peer (allocated on first use), for a caller that keeps
+ * the address per peer and counts with ob1x_mon_count_send/recv: no lookup
+ * per message. The address stays valid until the last ob1x_mon_finalize
+ * (a reset or a flush does not move it). NULL only when out of memory. */
+struct ob1x_mon_counts *ob1x_mon_peer_counters(opal_process_name_t name);
+
+/* --------------------------------------------------------------------------
  * Per-communicator collective classes (D/O2A/A2O/A2A lines, coll pvars)
  * -------------------------------------------------------------------------- */
 
@@ -223,6 +236,59 @@ typedef struct ob1x_mon_counts {
     uint64_t coll_count, coll_bytes;
     uint64_t hist[OB1X_MON_HIST_BINS]; /* sizes of the messages sent, all tags */
 } ob1x_mon_counts_t;
+
+/* Adds v to *p: atomic only when Open MPI runs threads (a locked add would
+ * cost as much as the rest of a small send when one thread runs). */
+static inline void ob1x_mon_add(uint64_t *p, uint64_t v)
+{
+    if (opal_using_threads()) {
+        (void) __atomic_add_fetch(p, v, __ATOMIC_RELAXED);
+    } else {
+        *p += v;
+    }
+}
+
+/* Histogram bin of a size. Bin 0: empty; bin k: 2^(k-1) <= bytes < 2^k. */
+static inline int ob1x_mon_hist_bin(size_t bytes)
+{
+    return 0 == bytes ? 0 : 64 - __builtin_clzll((unsigned long long) bytes);
+}
+
+/* Adds 1 to *count and bytes to count[1] (a count and its bytes are
+ * neighbours in ob1x_mon_counts_t), and 1 to *bin when bin is not NULL;
+ * one test of the thread level for all of them. */
+static inline void ob1x_mon_add_msg(uint64_t *count, size_t bytes, uint64_t *bin)
+{
+    if (OPAL_UNLIKELY(opal_using_threads())) {
+        (void) __atomic_add_fetch(count, 1, __ATOMIC_RELAXED);
+        (void) __atomic_add_fetch(count + 1, bytes, __ATOMIC_RELAXED);
+        if (NULL != bin) {
+            (void) __atomic_add_fetch(bin, 1, __ATOMIC_RELAXED);
+        }
+        return;
+    }
+    count[0] += 1;
+    count[1] += bytes;
+    if (NULL != bin) {
+        *bin += 1;
+    }
+}
+
+/* One message sent to the peer whose counters are c (what
+ * ob1x_mon_record_pml does after finding them). Call only while
+ * ob1x_mon_is_on(). */
+static inline void ob1x_mon_count_send(ob1x_mon_counts_t *c, size_t bytes, int tag)
+{
+    ob1x_mon_add_msg(tag < 0 && ob1x_mon_filters_internal() ? &c->pml_int_count : &c->pml_count,
+                     bytes, &c->hist[ob1x_mon_hist_bin(bytes)]);
+}
+
+/* One message received from the peer whose counters are c. */
+static inline void ob1x_mon_count_recv(ob1x_mon_counts_t *c, size_t bytes, int tag)
+{
+    ob1x_mon_add_msg(tag < 0 && ob1x_mon_filters_internal() ? &c->recv_int_count : &c->recv_count,
+                     bytes, NULL);
+}
 
 /* Copies the counts of world rank peer into *out (zeros for a peer never
  * talked to). Returns OMPI_ERR_BAD_PARAM for a rank out of range. */

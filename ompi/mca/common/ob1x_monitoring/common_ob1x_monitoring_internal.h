@@ -52,15 +52,4 @@ void ob1x_mon_coll_get(ompi_communicator_t *comm, ob1x_mon_coll_class_t cls, uin
 /* Registers the MPI_T performance variables (common_ob1x_monitoring_pvar.c). */
 int ob1x_mon_pvars_register(void);
 
-/* Adds v to *p: atomic only when Open MPI runs threads (a locked add would
- * cost as much as the rest of a small send when one thread runs). */
-static inline void ob1x_mon_add(uint64_t *p, uint64_t v)
-{
-    if (opal_using_threads()) {
-        (void) __atomic_add_fetch(p, v, __ATOMIC_RELAXED);
-    } else {
-        *p += v;
-    }
-}
-
 #endif /* COMMON_OB1X_MONITORING_INTERNAL_H */

@@ -50,6 +50,11 @@ typedef struct ob1x_comm {
     opal_list_item_t held_item;       /* on mca_pml_ob1x.held_comms while held */
     struct ompi_communicator_t *comm; /* the communicator, for the release */
     uint64_t held_until_us;           /* when the hold ends (monotonic clock) */
+    /* Per peer, the monitoring engine's counters of its process, found on
+     * the first message recorded (pml_ob1x_monitor.c); the array is made
+     * at the first one. Kept apart from peers[] so that a peer slot's size,
+     * which every match and send indexes by, is not changed by it. */
+    struct ob1x_mon_counts **mon;
     ob1x_comm_peer_t peers[];         /* indexed by rank in the remote group */
 } ob1x_comm_t;
 

@@ -17,6 +17,7 @@
 #include "ompi/mca/rte/rte.h"
 
 #include "pml_ob1x.h"
+#include "pml_ob1x_monitor.h"
 #include "pml_ob1x_sendreq.h"
 
 /* Eager Isends to a peer that go request-first after one needed a late
@@ -286,17 +287,6 @@ send_request_begin(const void *buf, size_t count, struct ompi_datatype_t *dtype,
     return rc;
 }
 
-/* Monitoring (pml_monitoring_enable): out of line, so that the send path
- * pays one predicted branch when it is off. Recorded when the send is
- * posted, with the packed size, as Open MPI's pml/monitoring does. */
-static __opal_attribute_noinline__ void monitor_send(const send_args_t *a)
-{
-    size_t size;
-
-    ompi_datatype_type_size(a->dtype, &size);
-    ob1x_mon_record_pml(a->comm->c_remote_group, a->dst, size * a->count, a->tag);
-}
-
 int ob1x_isend(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst, int tag,
                mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
                struct ompi_request_t **request)
@@ -307,7 +297,9 @@ int ob1x_isend(const void *buf, size_t count, struct ompi_datatype_t *dtype, int
     int rc;
 
     if (ob1x_mon_is_on()) {
-        monitor_send(&a);
+        /* recorded when posted, with the packed size, as Open MPI's
+         * pml/monitoring does */
+        ob1x_monitor_send(comm, dst, dtype->super.size * count, tag);
     }
     if (OPAL_LIKELY(OMPI_SUCCESS == send_requestless(&a, request, &choice))) {
         return OMPI_SUCCESS;
@@ -327,7 +319,9 @@ int ob1x_send(const void *buf, size_t count, struct ompi_datatype_t *dtype, int 
     int rc;
 
     if (ob1x_mon_is_on()) {
-        monitor_send(&a);
+        /* recorded when posted, with the packed size, as Open MPI's
+         * pml/monitoring does */
+        ob1x_monitor_send(comm, dst, dtype->super.size * count, tag);
     }
     if (OPAL_LIKELY(OMPI_SUCCESS == send_requestless(&a, NULL, &choice))) {
         return OMPI_SUCCESS;

@@ -13,6 +13,7 @@
 
 #include "pml_ob1x.h"
 #include "pml_ob1x_comm.h"
+#include "pml_ob1x_monitor.h"
 #include "pml_ob1x_rdma.h"
 #include "pml_ob1x_recvfrag.h"
 
@@ -103,9 +104,7 @@ static inline void ob1x_recv_request_matched(ob1x_recv_request_t *req, const ob1
     req->msg_length = msg_length;
     req->base.req_bytes_packed = msg_length;
     if (ob1x_mon_is_on()) {
-        /* receive side (beyond Open MPI's monitoring, which counts at the sender) */
-        ob1x_mon_record_pml_recv(req->base.req_base.req_comm->c_remote_group, hdr->src, msg_length,
-                                 hdr->tag);
+        ob1x_monitor_recv(req->base.req_base.req_comm, hdr->src, msg_length, hdr->tag);
     }
 }
 

@@ -62,7 +62,10 @@ static const char *resolve_symbols(void *handle)
 }
 
 /* Keeps the reason for a failed load and shows it once, where CUDA is
- * needed (now or by a later caller). */
+ * needed (now or by a later caller). Written to stderr at once
+ * (ob1x_show_help_now): the caller that required CUDA typically ends the
+ * process or disables its GPU path next, and Open MPI 4.1 loses help
+ * messages sent just before a process exits (common_ob1x_help.h). */
 static void report_load_failure(bool required, const char *topic, const char *what)
 {
     if (NULL != topic) {
@@ -74,8 +77,8 @@ static void report_load_failure(bool required, const char *topic, const char *wh
     }
     load_reported = true;
     help_dirs();
-    opal_show_help(HELP_FILE, failed_topic, true, ob1x_host(), (int) getpid(), DRIVER_SONAME,
-                   failed_what);
+    ob1x_show_help_now(HELP_FILE, failed_topic, ob1x_host(), (int) getpid(), DRIVER_SONAME,
+                       failed_what);
 }
 
 static const char *error_text(CUresult rc)
@@ -168,8 +171,10 @@ int ob1x_cuda_failed(const char *call, CUresult rc)
     pthread_mutex_unlock(&load_lock);
     if (first) {
         help_dirs();
-        opal_show_help(HELP_FILE, "call failed", true, ob1x_host(), (int) getpid(), call,
-                       (int) rc, error_text(rc));
+        /* at once, as the load failures: the caller's fallback or abort
+         * may end the process soon after */
+        ob1x_show_help_now(HELP_FILE, "call failed", ob1x_host(), (int) getpid(), call, (int) rc,
+                           error_text(rc));
     }
     return OPAL_ERROR;
 }

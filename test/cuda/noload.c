@@ -55,11 +55,13 @@ static void late_cuda(void)
     void *d;
 
     T_CHECK(NULL != lib, "the test cannot load the emulation: %s", dlerror());
-    dev_malloc = (void *(*)(size_t, int)) dlsym(lib, "cuemu_malloc");
+    dev_malloc = (void *(*) (size_t, int) ) dlsym(lib, "cuemu_malloc");
     T_CHECK(NULL != dev_malloc && NULL != (d = dev_malloc(4096, 0)), "cuemu_malloc");
     T_CHECK(0 == ob1x_cuda_classify(d, 4096, &info), "classify");
-    T_CHECK(OB1X_CUDA_MEM_DEVICE == info.type, "a device buffer of a driver loaded after "
-                                               "MPI_Init was classified %d", (int) info.type);
+    T_CHECK(OB1X_CUDA_MEM_DEVICE == info.type,
+            "a device buffer of a driver loaded after "
+            "MPI_Init was classified %d",
+            (int) info.type);
     T_CHECK(ob1x_cuda_loaded(), "not loaded");
 }
 

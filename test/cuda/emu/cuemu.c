@@ -29,28 +29,28 @@
 #define EMU_STR(x) EMU_STR2(x)
 
 /* Keep in step with OB1X_CUDA_CALLS (common_ob1x_cuda_internal.h). */
-#define EMU_CALLS(X)                                                                           \
-    X(cuInit)                                                                                  \
-    X(cuGetErrorName)                                                                          \
-    X(cuGetErrorString)                                                                        \
-    X(cuDeviceGetCount)                                                                        \
-    X(cuDeviceGet)                                                                             \
-    X(cuDeviceGetUuid)                                                                         \
-    X(cuDeviceCanAccessPeer)                                                                   \
-    X(cuDevicePrimaryCtxRetain)                                                                \
-    X(cuCtxGetCurrent)                                                                         \
-    X(cuCtxSetCurrent)                                                                         \
-    X(cuPointerGetAttributes)                                                                  \
-    X(cuMemGetAddressRange)                                                                    \
-    X(cuIpcGetMemHandle)                                                                       \
-    X(cuIpcOpenMemHandle)                                                                      \
-    X(cuIpcCloseMemHandle)                                                                     \
-    X(cuStreamCreate)                                                                          \
-    X(cuStreamDestroy)                                                                         \
-    X(cuEventCreate)                                                                           \
-    X(cuEventRecord)                                                                           \
-    X(cuEventQuery)                                                                            \
-    X(cuEventDestroy)                                                                          \
+#define EMU_CALLS(X)                                                                               \
+    X(cuInit)                                                                                      \
+    X(cuGetErrorName)                                                                              \
+    X(cuGetErrorString)                                                                            \
+    X(cuDeviceGetCount)                                                                            \
+    X(cuDeviceGet)                                                                                 \
+    X(cuDeviceGetUuid)                                                                             \
+    X(cuDeviceCanAccessPeer)                                                                       \
+    X(cuDevicePrimaryCtxRetain)                                                                    \
+    X(cuCtxGetCurrent)                                                                             \
+    X(cuCtxSetCurrent)                                                                             \
+    X(cuPointerGetAttributes)                                                                      \
+    X(cuMemGetAddressRange)                                                                        \
+    X(cuIpcGetMemHandle)                                                                           \
+    X(cuIpcOpenMemHandle)                                                                          \
+    X(cuIpcCloseMemHandle)                                                                         \
+    X(cuStreamCreate)                                                                              \
+    X(cuStreamDestroy)                                                                             \
+    X(cuEventCreate)                                                                               \
+    X(cuEventRecord)                                                                               \
+    X(cuEventQuery)                                                                                \
+    X(cuEventDestroy)                                                                              \
     X(cuMemcpyAsync)
 
 enum {
@@ -87,8 +87,8 @@ struct CUevent_st {
 };
 
 typedef struct {
-    int phys;         /* "physical" device (OB1X_CUEMU_VISIBLE) */
-    int fd;           /* the device memory file, -1 until first allocation */
+    int phys; /* "physical" device (OB1X_CUEMU_VISIBLE) */
+    int fd;   /* the device memory file, -1 until first allocation */
     char *base;
     char path[64];
     struct CUctx_st ctx;
@@ -206,12 +206,12 @@ static CUresult enter(int call)
     return rc;
 }
 
-#define ENTER(f)                                                                               \
-    do {                                                                                       \
-        CUresult enter_rc_ = enter(CALL_##f);                                                  \
-        if (CUDA_SUCCESS != enter_rc_) {                                                       \
-            return enter_rc_;                                                                  \
-        }                                                                                      \
+#define ENTER(f)                                                                                   \
+    do {                                                                                           \
+        CUresult enter_rc_ = enter(CALL_##f);                                                      \
+        if (CUDA_SUCCESS != enter_rc_) {                                                           \
+            return enter_rc_;                                                                      \
+        }                                                                                          \
     } while (0)
 
 /* --- memory (emu.lock held) ------------------------------------------------ */
@@ -310,8 +310,8 @@ EMU_EXPORT void *cuemu_malloc(size_t size, int d)
             off = b->off + b->size; /* first fit */
         }
         if (off + size <= emu.arena) {
-            *slot = (emu_block_t){.live = true, .dev = d, .off = off, .size = size,
-                                  .id = emu.next_id++};
+            *slot = (emu_block_t){
+                .live = true, .dev = d, .off = off, .size = size, .id = emu.next_id++};
             p = emu.dev[d].base + off;
         }
     }
@@ -401,17 +401,17 @@ EMU_EXPORT CUresult cuGetErrorString(CUresult error, const char **str)
 {
     ENTER(cuGetErrorString);
     switch (error) {
-    case CUDA_ERROR_UNKNOWN:
-        *str = "unknown error (injected by OB1X_CUEMU_FAIL)";
-        break;
-    case CUDA_ERROR_NO_DEVICE:
-        *str = "no CUDA-capable device is detected";
-        break;
-    case CUDA_ERROR_PEER_ACCESS_UNSUPPORTED:
-        *str = "peer access is not supported between these two devices";
-        break;
-    default:
-        *str = "emulated driver error";
+        case CUDA_ERROR_UNKNOWN:
+            *str = "unknown error (injected by OB1X_CUEMU_FAIL)";
+            break;
+        case CUDA_ERROR_NO_DEVICE:
+            *str = "no CUDA-capable device is detected";
+            break;
+        case CUDA_ERROR_PEER_ACCESS_UNSUPPORTED:
+            *str = "peer access is not supported between these two devices";
+            break;
+        default:
+            *str = "emulated driver error";
     }
     return CUDA_SUCCESS;
 }
@@ -512,35 +512,35 @@ static CUresult put_attribute(CUpointer_attribute a, void *data, unsigned int ty
                               unsigned long long id, uintptr_t base, size_t size)
 {
     switch (a) {
-    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-        *(unsigned int *) data = type;
-        break;
-    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-        *(unsigned int *) data = 0;
-        break;
-    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-        *(int *) data = type ? dev : -2; /* the driver's value for host memory */
-        break;
-    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
-        *(unsigned long long *) data = id;
-        break;
-    case CU_POINTER_ATTRIBUTE_CONTEXT:
-        *(CUcontext *) data = type ? &emu.dev[dev].ctx : NULL;
-        break;
-    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-        *(CUdeviceptr *) data = base;
-        break;
-    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
-        *(size_t *) data = size;
-        break;
-    default:
-        return CUDA_ERROR_INVALID_VALUE;
+        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+            *(unsigned int *) data = type;
+            break;
+        case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+            *(unsigned int *) data = 0;
+            break;
+        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+            *(int *) data = type ? dev : -2; /* the driver's value for host memory */
+            break;
+        case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+            *(unsigned long long *) data = id;
+            break;
+        case CU_POINTER_ATTRIBUTE_CONTEXT:
+            *(CUcontext *) data = type ? &emu.dev[dev].ctx : NULL;
+            break;
+        case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+            *(CUdeviceptr *) data = base;
+            break;
+        case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+            *(size_t *) data = size;
+            break;
+        default:
+            return CUDA_ERROR_INVALID_VALUE;
     }
     return CUDA_SUCCESS;
 }
 
-EMU_EXPORT CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attrs,
-                                           void **data, CUdeviceptr ptr)
+EMU_EXPORT CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attrs, void **data,
+                                           CUdeviceptr ptr)
 {
     unsigned int type;
     int dev;
@@ -589,8 +589,12 @@ EMU_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr ptr)
     pthread_mutex_lock(&emu.lock);
     b = block_of((uintptr_t) ptr);
     if (NULL != b) {
-        h = (emu_handle_t){.magic = HANDLE_MAGIC, .pid = (int32_t) getpid(), .dev = b->dev,
-                           .phys = emu.dev[b->dev].phys, .off = b->off, .size = b->size};
+        h = (emu_handle_t){.magic = HANDLE_MAGIC,
+                           .pid = (int32_t) getpid(),
+                           .dev = b->dev,
+                           .phys = emu.dev[b->dev].phys,
+                           .off = b->off,
+                           .size = b->size};
         memcpy(handle->reserved, &h, sizeof(h));
     }
     pthread_mutex_unlock(&emu.lock);
@@ -618,8 +622,7 @@ static CUresult map_import(const emu_handle_t *h, int dev, CUdeviceptr *out)
     if (MAP_FAILED == p) {
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    *m = (emu_import_t){.live = true, .dev = dev, .addr = p, .size = h->size,
-                        .id = emu.next_id++};
+    *m = (emu_import_t){.live = true, .dev = dev, .addr = p, .size = h->size, .id = emu.next_id++};
     *out = (CUdeviceptr) (uintptr_t) p;
     return CUDA_SUCCESS;
 }

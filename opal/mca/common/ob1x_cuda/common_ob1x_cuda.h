@@ -36,12 +36,12 @@ typedef enum {
 /* A classified pointer. For host memory only type is meaningful. */
 typedef struct {
     ob1x_cuda_mem_t type;
-    int device;          /* device ordinal in this process */
-    uint64_t buffer_id;  /* process-wide unique id of the allocation: a
-                          * buffer freed and reallocated at the same address
-                          * gets a new one */
-    void *context;       /* CUcontext the memory belongs to */
-    uintptr_t base;      /* the allocation holding the pointer */
+    int device;         /* device ordinal in this process */
+    uint64_t buffer_id; /* process-wide unique id of the allocation: a
+                         * buffer freed and reallocated at the same address
+                         * gets a new one */
+    void *context;      /* CUcontext the memory belongs to */
+    uintptr_t base;     /* the allocation holding the pointer */
     size_t size;
 } ob1x_cuda_ptr_info_t;
 

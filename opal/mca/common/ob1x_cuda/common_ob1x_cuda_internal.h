@@ -17,28 +17,28 @@
  * dlsym are the mapped ones, so the prototype and the symbol always
  * match. The emulation library of the tests (test/cuda/emu) exports the
  * same list. */
-#define OB1X_CUDA_CALLS(X)                                                                     \
-    X(cuInit)                                                                                  \
-    X(cuGetErrorName)                                                                          \
-    X(cuGetErrorString)                                                                        \
-    X(cuDeviceGetCount)                                                                        \
-    X(cuDeviceGet)                                                                             \
-    X(cuDeviceGetUuid)                                                                         \
-    X(cuDeviceCanAccessPeer)                                                                   \
-    X(cuDevicePrimaryCtxRetain)                                                                \
-    X(cuCtxGetCurrent)                                                                         \
-    X(cuCtxSetCurrent)                                                                         \
-    X(cuPointerGetAttributes)                                                                  \
-    X(cuMemGetAddressRange)                                                                    \
-    X(cuIpcGetMemHandle)                                                                       \
-    X(cuIpcOpenMemHandle)                                                                      \
-    X(cuIpcCloseMemHandle)                                                                     \
-    X(cuStreamCreate)                                                                          \
-    X(cuStreamDestroy)                                                                         \
-    X(cuEventCreate)                                                                           \
-    X(cuEventRecord)                                                                           \
-    X(cuEventQuery)                                                                            \
-    X(cuEventDestroy)                                                                          \
+#define OB1X_CUDA_CALLS(X)                                                                         \
+    X(cuInit)                                                                                      \
+    X(cuGetErrorName)                                                                              \
+    X(cuGetErrorString)                                                                            \
+    X(cuDeviceGetCount)                                                                            \
+    X(cuDeviceGet)                                                                                 \
+    X(cuDeviceGetUuid)                                                                             \
+    X(cuDeviceCanAccessPeer)                                                                       \
+    X(cuDevicePrimaryCtxRetain)                                                                    \
+    X(cuCtxGetCurrent)                                                                             \
+    X(cuCtxSetCurrent)                                                                             \
+    X(cuPointerGetAttributes)                                                                      \
+    X(cuMemGetAddressRange)                                                                        \
+    X(cuIpcGetMemHandle)                                                                           \
+    X(cuIpcOpenMemHandle)                                                                          \
+    X(cuIpcCloseMemHandle)                                                                         \
+    X(cuStreamCreate)                                                                              \
+    X(cuStreamDestroy)                                                                             \
+    X(cuEventCreate)                                                                               \
+    X(cuEventRecord)                                                                               \
+    X(cuEventQuery)                                                                                \
+    X(cuEventDestroy)                                                                              \
     X(cuMemcpyAsync)
 
 typedef struct {

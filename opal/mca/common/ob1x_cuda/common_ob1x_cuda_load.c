@@ -51,10 +51,10 @@ static void help_dirs(void)
 /* Fills the table; the name of the first missing symbol otherwise. */
 static const char *resolve_symbols(void *handle)
 {
-#define OB1X_CUDA_RESOLVE(f)                                                                   \
-    ob1x_cuda_drv.f = (__typeof__(&f)) dlsym(handle, OB1X_CUDA_STR(f));                        \
-    if (NULL == ob1x_cuda_drv.f) {                                                             \
-        return OB1X_CUDA_STR(f);                                                               \
+#define OB1X_CUDA_RESOLVE(f)                                                                       \
+    ob1x_cuda_drv.f = (__typeof__(&f)) dlsym(handle, OB1X_CUDA_STR(f));                            \
+    if (NULL == ob1x_cuda_drv.f) {                                                                 \
+        return OB1X_CUDA_STR(f);                                                                   \
     }
     OB1X_CUDA_CALLS(OB1X_CUDA_RESOLVE)
 #undef OB1X_CUDA_RESOLVE
@@ -156,14 +156,14 @@ int ob1x_cuda_init(bool required)
 
 int ob1x_cuda_failed(const char *call, CUresult rc)
 {
-    /* call names are few and constant: remember them by address */
+    /* call names are few and string literals: remember them, not copies */
     static const char *reported[32];
     static int n_reported;
     bool first = true;
 
     pthread_mutex_lock(&load_lock);
     for (int i = 0; i < n_reported; i++) {
-        first = first && reported[i] != call;
+        first = first && 0 != strcmp(reported[i], call);
     }
     if (first && n_reported < (int) (sizeof(reported) / sizeof(reported[0]))) {
         reported[n_reported++] = call;

@@ -50,7 +50,8 @@ int ob1x_cuda_ipc_get(const void *ptr, ob1x_cuda_ipc_handle_t *handle, uintptr_t
     if (OPAL_SUCCESS != ob1x_cuda_need()) {
         return OPAL_ERR_NOT_AVAILABLE;
     }
-    rc = ob1x_cuda_drv.cuMemGetAddressRange(&range_base, &range_size, (CUdeviceptr) (uintptr_t) ptr);
+    rc =
+        ob1x_cuda_drv.cuMemGetAddressRange(&range_base, &range_size, (CUdeviceptr) (uintptr_t) ptr);
     if (CUDA_SUCCESS != rc) {
         return ob1x_cuda_failed("cuMemGetAddressRange", rc);
     }

@@ -108,13 +108,11 @@ static void set_host(ob1x_cuda_ptr_info_t *info)
  * (cuPointerGetAttributes does not fail on a pointer it does not know). */
 static int ask_driver(const void *ptr, ob1x_cuda_ptr_info_t *info)
 {
-    CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                   CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                                   CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                                   CU_POINTER_ATTRIBUTE_BUFFER_ID,
-                                   CU_POINTER_ATTRIBUTE_CONTEXT,
-                                   CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-                                   CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+    CUpointer_attribute attrs[] = {
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE,    CU_POINTER_ATTRIBUTE_IS_MANAGED,
+        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_BUFFER_ID,
+        CU_POINTER_ATTRIBUTE_CONTEXT,        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+        CU_POINTER_ATTRIBUTE_RANGE_SIZE};
     unsigned int mem_type = 0, managed = 0;
     int ordinal = -1;
     unsigned long long buffer_id = 0;

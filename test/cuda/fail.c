@@ -3,9 +3,9 @@
  *
  * fail.c - driver failures (injected by the emulation's OB1X_CUEMU_FAIL)
  * give the caller an error and the user one clear message. Arguments:
- *   init   cuInit fails: a device buffer is still classified (as host:
- *          without the driver nothing else can be said), the required
- *          init fails (message shown by it)
+ *   init   cuInit fails (or the driver lacks a symbol): a device buffer
+ *          is still classified (as host: without the driver nothing else
+ *          can be said), the required init fails (message shown by it)
  *   call   cuIpcGetMemHandle fails twice: two errors, one message
  * Run by fail_run.sh.
  */

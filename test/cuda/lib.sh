@@ -30,12 +30,18 @@ if [ -z "${OB1X_CUDA_CPPFLAGS:-}" ] || [ ! -f "$cudalib/libmca_common_ob1x_cuda.
     echo "SKIP: built without the CUDA headers (configure --with-cuda)"
     exit 77
 fi
+# build_emu DIR [cc flags]: DIR/libcuda.so.1
+build_emu() {
+    local dir=$1
+    shift
+    mkdir -p "$dir"
+    # shellcheck disable=SC2086
+    cc -O2 -g -Wall -Werror -fPIC -shared -fvisibility=hidden $OB1X_CUDA_CPPFLAGS "$@" \
+        -Wl,-soname,libcuda.so.1 -o "$dir/libcuda.so.1" "$src/cuda/emu/cuemu.c" -lpthread ||
+        fail "cannot build the emulation library"
+}
 emu=$tmp/emu
-mkdir -p "$emu"
-# shellcheck disable=SC2086
-cc -O2 -g -Wall -Werror -fPIC -shared -fvisibility=hidden $OB1X_CUDA_CPPFLAGS \
-    -Wl,-soname,libcuda.so.1 -o "$emu/libcuda.so.1" "$src/cuda/emu/cuemu.c" -lpthread ||
-    fail "cannot build the emulation library"
+build_emu "$emu"
 
 build_prog() { # PROG [emu]
     local incs="" d with=()

@@ -433,6 +433,9 @@ EMU_EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
     return CUDA_SUCCESS;
 }
 
+/* Left out with -DCUEMU_OLD_DRIVER: a driver older than CUDA 11.4 has no
+ * cuDeviceGetUuid_v2. */
+#ifndef CUEMU_OLD_DRIVER
 EMU_EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
 {
     ENTER(cuDeviceGetUuid);
@@ -444,6 +447,7 @@ EMU_EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
     uuid->bytes[15] = (char) emu.dev[dev].phys;
     return CUDA_SUCCESS;
 }
+#endif
 
 EMU_EXPORT CUresult cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer)
 {

@@ -28,7 +28,8 @@ ob1x_cuda_table_t ob1x_cuda_drv;
 
 enum { LOAD_UNTRIED = 0, LOAD_OK, LOAD_FAILED };
 
-/* Written under load_lock; LOAD_OK is published with release order after
+/* Written under load_lock (atomically: ob1x_cuda_loaded reads it
+ * without the lock); LOAD_OK is published with release order after
  * the table is filled, so a reader that sees it (acquire) sees the table. */
 static int load_state;
 static bool load_reported;
@@ -146,7 +147,7 @@ int ob1x_cuda_init(bool required)
          * retried later: the application can load CUDA after MPI_Init.
          * Any other failure is final. */
         if (OPAL_SUCCESS != rc && (required || OPAL_ERR_NOT_FOUND != rc)) {
-            load_state = LOAD_FAILED;
+            __atomic_store_n(&load_state, LOAD_FAILED, __ATOMIC_RELAXED);
         }
         rc = OPAL_SUCCESS == rc ? rc : OPAL_ERR_NOT_AVAILABLE;
     }

@@ -148,6 +148,17 @@ round_trip() {
             fail "${dso##*/} finds $mon at '$found', not in $prefix/lib"
     done
     echo "shared library: $mon in $prefix/lib (nodelete), found there by its components"
+    # the CUDA driver table (built with the CUDA headers): installed,
+    # nodelete, and never linked with the driver (it is dlopen'ed)
+    local cuda=libmca_common_ob1x_cuda.so.0
+    if [ -f "$builddir/opal/mca/common/ob1x_cuda/.libs/$cuda" ]; then
+        [ -f "$prefix/lib/$cuda" ] || fail "$cuda not installed in $prefix/lib"
+        readelf -d "$prefix/lib/$cuda" | grep -q 'Flags:.*NODELETE' ||
+            fail "$cuda is not linked -z nodelete"
+        ! readelf -d "$prefix/lib/$cuda" | grep -q 'NEEDED.*libcuda' ||
+            fail "$cuda is linked with the CUDA driver"
+        echo "shared library: $cuda in $prefix/lib (nodelete, no libcuda dependency)"
+    fi
 
     echo "== make install again (must change nothing)"
     make -C "$builddir" install prefix="$prefix" exec_prefix="$prefix" \

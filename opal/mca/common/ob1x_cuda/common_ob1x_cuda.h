@@ -1,0 +1,108 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * common_ob1x_cuda.h - the CUDA driver as the ob1x components see it.
+ *
+ * One instance per process (libmca_common_ob1x_cuda, shared by pml/ob1x
+ * and btl/smcuda) owns the one table of driver functions. The driver
+ * (libcuda.so.1) is never linked: it is dlopen'ed on the first call that
+ * needs it, never at MPI_Init, so a process that never touches a GPU never
+ * loads it. Only the driver API is used.
+ *
+ * This header needs no CUDA header: handles are opaque here.
+ *
+ * Return values are Open MPI's: OPAL_SUCCESS, OPAL_ERR_NOT_AVAILABLE (no
+ * usable driver), OPAL_ERR_RESOURCE_BUSY (a copy still in flight),
+ * OPAL_ERROR (a driver call failed; its name and the driver's error string
+ * were shown once per call name through opal_show_help).
+ *
+ * Thread safety: every function may be called from several threads.
+ */
+#ifndef COMMON_OB1X_CUDA_H
+#define COMMON_OB1X_CUDA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What a buffer is, for the PML and the BTLs. Managed (unified) memory is
+ * reported apart: it must never be exported by IPC. */
+typedef enum {
+    OB1X_CUDA_MEM_HOST = 0,
+    OB1X_CUDA_MEM_DEVICE,
+    OB1X_CUDA_MEM_MANAGED,
+} ob1x_cuda_mem_t;
+
+/* A classified pointer. For host memory only type is meaningful. */
+typedef struct {
+    ob1x_cuda_mem_t type;
+    int device;         /* device ordinal in this process */
+    uint64_t buffer_id; /* process-wide unique id of the allocation: a
+                         * buffer freed and reallocated at the same address
+                         * gets a new one */
+    void *context;      /* CUcontext the memory belongs to */
+    uintptr_t base;     /* the allocation holding the pointer */
+    size_t size;
+} ob1x_cuda_ptr_info_t;
+
+/* A CUipcMemHandle (CU_IPC_HANDLE_SIZE bytes), passed to a peer as is. */
+typedef struct {
+    unsigned char bytes[64];
+} ob1x_cuda_ipc_handle_t;
+
+/* Loads the driver when not loaded yet and calls cuInit. required: the
+ * caller needs CUDA (it was asked for, or a device buffer was seen), so a
+ * failure is shown to the user (once per process); otherwise the load is
+ * attempted only where the process has loaded libcuda.so.1 itself, and
+ * fails quietly. OPAL_SUCCESS or OPAL_ERR_NOT_AVAILABLE. */
+int ob1x_cuda_init(bool required);
+
+/* Whether the driver table is loaded (no attempt to load it). */
+bool ob1x_cuda_loaded(void);
+
+/* Classifies [ptr, ptr + len). Never loads the driver into a process that
+ * has not loaded libcuda.so.1 itself (no device memory can exist there).
+ *
+ * Host memory costs no driver call when it lies where the driver never
+ * maps device memory: this program's static data, the brk heap (small
+ * malloc()s) and the main thread's stack, all checked by address range
+ * without a lock. Other host memory (mmap'ed, such as large malloc()s) is
+ * asked to the driver every time: without memory release hooks (Debian's
+ * Open MPI has none active) a cached "host" answer could outlive an
+ * munmap after which the driver maps device memory at the same address.
+ * Device memory is asked to the driver every time, so that the buffer id
+ * of a reallocation at the same address is always the new one. */
+int ob1x_cuda_classify(const void *ptr, size_t len, ob1x_cuda_ptr_info_t *info);
+
+/* IPC: the handle of the allocation holding the device pointer ptr, and
+ * that allocation's range (the peer maps the whole allocation; the offset
+ * of ptr in it is for the caller to send along). */
+int ob1x_cuda_ipc_get(const void *ptr, ob1x_cuda_ipc_handle_t *handle, uintptr_t *base,
+                      size_t *size);
+/* Maps a peer's allocation; *base is its address here. */
+int ob1x_cuda_ipc_open(const ob1x_cuda_ipc_handle_t *handle, void **base);
+/* Unmaps what ob1x_cuda_ipc_open mapped. */
+int ob1x_cuda_ipc_close(void *base);
+
+/* Starts an asynchronous copy on the library's own stream and records an
+ * event after it; *ticket identifies it for ob1x_cuda_copy_test. The
+ * stream belongs to the current context, else to the context of the last
+ * device buffer classified, else to device 0's primary context. */
+int ob1x_cuda_copy_start(void *dst, const void *src, size_t len, int *ticket);
+/* Polls a copy: OPAL_SUCCESS (done; the ticket is free again),
+ * OPAL_ERR_RESOURCE_BUSY (in flight) or OPAL_ERROR (failed; freed). Never
+ * blocks. */
+int ob1x_cuda_copy_test(int ticket);
+
+/* Devices: how many, their UUID (what identifies a device across
+ * processes, whose ordinals differ under CUDA_VISIBLE_DEVICES), and
+ * whether device dev can access peer's memory (false for dev == peer). */
+int ob1x_cuda_device_count(int *count);
+int ob1x_cuda_device_uuid(int dev, unsigned char uuid[16]);
+int ob1x_cuda_can_access_peer(int dev, int peer, bool *can);
+
+/* Releases the stream and events (the driver stays loaded: mappings other
+ * libraries made may still use it). Called at the components' close. */
+void ob1x_cuda_finalize(void);
+
+#endif /* COMMON_OB1X_CUDA_H */

@@ -1,0 +1,156 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * common_ob1x_cuda_ptr.c - what a buffer is: host, device or managed
+ * (ob1x_cuda_classify, common_ob1x_cuda.h).
+ *
+ * The order of the checks is the order of their cost:
+ *   1. address ranges where the driver never maps device memory (the brk
+ *      heap, the main thread's stack): host, no lock, no call;
+ *   2. the driver is not loaded and the process has not loaded it either
+ *      (no device memory can exist): host, no driver call;
+ *   3. cuPointerGetAttributes.
+ */
+#define _GNU_SOURCE /* dl_iterate_phdr */
+#include "opal_config.h"
+
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "opal/constants.h"
+
+#include "common_ob1x_cuda_internal.h"
+
+/* Ranges read once from /proc/self/maps. The heap's end is read at each
+ * call (sbrk(0) returns glibc's cached break, no system call): it grows
+ * and shrinks, and only [heap_lo, current break) is mapped as heap. */
+static uintptr_t heap_lo, stack_lo, stack_hi;
+static pthread_once_t ranges_once = PTHREAD_ONCE_INIT;
+
+static void read_ranges(void)
+{
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[512];
+    unsigned long lo, hi;
+
+    if (NULL == maps) {
+        return; /* no fast ranges: every host buffer asks the driver */
+    }
+    while (NULL != fgets(line, sizeof(line), maps)) {
+        if (2 != sscanf(line, "%lx-%lx", &lo, &hi)) {
+            continue;
+        }
+        if (NULL != strstr(line, "[heap]")) {
+            heap_lo = lo;
+        } else if (NULL != strstr(line, "[stack]")) {
+            stack_lo = lo;
+            stack_hi = hi;
+        }
+    }
+    fclose(maps);
+}
+
+/* Case 1: inside the heap or the stack as mapped when first looked at
+ * (the stack grows down: deeper buffers go to the next checks). */
+static bool in_host_only_range(uintptr_t lo, uintptr_t hi)
+{
+    uintptr_t brk_now;
+
+    pthread_once(&ranges_once, read_ranges);
+    if (0 != heap_lo && lo >= heap_lo) {
+        brk_now = (uintptr_t) sbrk(0);
+        if (hi <= brk_now) {
+            return true;
+        }
+    }
+    return 0 != stack_hi && lo >= stack_lo && hi <= stack_hi;
+}
+
+static int adds_callback(struct dl_phdr_info *info, size_t size, void *adds)
+{
+    (void) size;
+    *(unsigned long long *) adds = info->dlpi_adds;
+    return 1; /* the counter is the same in every entry: stop at the first */
+}
+
+/* Case 2: whether the process has the driver loaded, asked to the dynamic
+ * loader only when a library was loaded since the last answer "no". */
+static bool driver_present(void)
+{
+    static unsigned long long adds_seen = ~0ULL;
+    unsigned long long adds = 0;
+
+    if (ob1x_cuda_loaded()) {
+        return true;
+    }
+    (void) dl_iterate_phdr(adds_callback, &adds);
+    if (adds == __atomic_load_n(&adds_seen, __ATOMIC_RELAXED)) {
+        return false;
+    }
+    if (OPAL_SUCCESS == ob1x_cuda_init(false)) {
+        return true;
+    }
+    __atomic_store_n(&adds_seen, adds, __ATOMIC_RELAXED);
+    return false;
+}
+
+static void set_host(ob1x_cuda_ptr_info_t *info)
+{
+    memset(info, 0, sizeof(*info));
+    info->type = OB1X_CUDA_MEM_HOST;
+    info->device = -1;
+}
+
+/* Case 3. Host memory is answered with every attribute left at zero
+ * (cuPointerGetAttributes does not fail on a pointer it does not know). */
+static int ask_driver(const void *ptr, ob1x_cuda_ptr_info_t *info)
+{
+    CUpointer_attribute attrs[] = {
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE,    CU_POINTER_ATTRIBUTE_IS_MANAGED,
+        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_BUFFER_ID,
+        CU_POINTER_ATTRIBUTE_CONTEXT,        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+        CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+    unsigned int mem_type = 0, managed = 0;
+    int ordinal = -1;
+    unsigned long long buffer_id = 0;
+    CUcontext ctx = NULL;
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    void *data[] = {&mem_type, &managed, &ordinal, &buffer_id, &ctx, &base, &size};
+    CUresult rc;
+
+    rc = ob1x_cuda_drv.cuPointerGetAttributes(sizeof(attrs) / sizeof(attrs[0]), attrs, data,
+                                              (CUdeviceptr) (uintptr_t) ptr);
+    if (CUDA_SUCCESS != rc) {
+        return ob1x_cuda_failed("cuPointerGetAttributes", rc);
+    }
+    set_host(info);
+    if (managed) {
+        info->type = OB1X_CUDA_MEM_MANAGED;
+    } else if (CU_MEMORYTYPE_DEVICE == mem_type) {
+        info->type = OB1X_CUDA_MEM_DEVICE;
+        ob1x_cuda_note_context(ctx);
+    } else {
+        return OPAL_SUCCESS;
+    }
+    info->device = ordinal;
+    info->buffer_id = buffer_id;
+    info->context = ctx;
+    info->base = (uintptr_t) base;
+    info->size = size;
+    return OPAL_SUCCESS;
+}
+
+int ob1x_cuda_classify(const void *ptr, size_t len, ob1x_cuda_ptr_info_t *info)
+{
+    uintptr_t lo = (uintptr_t) ptr;
+
+    if (in_host_only_range(lo, lo + (len > 0 ? len : 1)) || !driver_present()) {
+        set_host(info);
+        return OPAL_SUCCESS;
+    }
+    return ask_driver(ptr, info);
+}

@@ -36,7 +36,8 @@ build_emu() {
     shift
     mkdir -p "$dir"
     # shellcheck disable=SC2086
-    cc -O2 -g -Wall -Werror -fPIC -shared -fvisibility=hidden $OB1X_CUDA_CPPFLAGS "$@" \
+    cc -O2 -g -Wall -Werror -fPIC -shared -fvisibility=hidden $OB1X_CUDA_CPPFLAGS \
+        -I"$OB1X_SRCDIR/opal/mca/common/ob1x_cuda" "$@" \
         -Wl,-soname,libcuda.so.1 -o "$dir/libcuda.so.1" "$src/cuda/emu/cuemu.c" -lpthread ||
         fail "cannot build the emulation library"
 }

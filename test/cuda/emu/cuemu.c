@@ -22,36 +22,15 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common_ob1x_cuda_calls.h"
 #include "cuemu.h"
 
 #define EMU_EXPORT __attribute__((visibility("default")))
 #define EMU_STR2(x) #x
 #define EMU_STR(x) EMU_STR2(x)
 
-/* Keep in step with OB1X_CUDA_CALLS (common_ob1x_cuda_internal.h). */
-#define EMU_CALLS(X)                                                                               \
-    X(cuInit)                                                                                      \
-    X(cuGetErrorName)                                                                              \
-    X(cuGetErrorString)                                                                            \
-    X(cuDeviceGetCount)                                                                            \
-    X(cuDeviceGet)                                                                                 \
-    X(cuDeviceGetUuid)                                                                             \
-    X(cuDeviceCanAccessPeer)                                                                       \
-    X(cuDevicePrimaryCtxRetain)                                                                    \
-    X(cuCtxGetCurrent)                                                                             \
-    X(cuCtxSetCurrent)                                                                             \
-    X(cuPointerGetAttributes)                                                                      \
-    X(cuMemGetAddressRange)                                                                        \
-    X(cuIpcGetMemHandle)                                                                           \
-    X(cuIpcOpenMemHandle)                                                                          \
-    X(cuIpcCloseMemHandle)                                                                         \
-    X(cuStreamCreate)                                                                              \
-    X(cuStreamDestroy)                                                                             \
-    X(cuEventCreate)                                                                               \
-    X(cuEventRecord)                                                                               \
-    X(cuEventQuery)                                                                                \
-    X(cuEventDestroy)                                                                              \
-    X(cuMemcpyAsync)
+/* The entry points the library uses, and only those. */
+#define EMU_CALLS(X) OB1X_CUDA_CALLS(X)
 
 enum {
 #define EMU_ENUM(f) CALL_##f,

@@ -11,35 +11,7 @@
 
 #include "common_ob1x_cuda.h"
 
-/* Every driver entry point used. cuda.h maps some names to versioned
- * symbols (cuIpcOpenMemHandle is cuIpcOpenMemHandle_v2, cuEventDestroy is
- * cuEventDestroy_v2, ...): the table's fields and the names looked up with
- * dlsym are the mapped ones, so the prototype and the symbol always
- * match. The emulation library of the tests (test/cuda/emu) exports the
- * same list. */
-#define OB1X_CUDA_CALLS(X)                                                                         \
-    X(cuInit)                                                                                      \
-    X(cuGetErrorName)                                                                              \
-    X(cuGetErrorString)                                                                            \
-    X(cuDeviceGetCount)                                                                            \
-    X(cuDeviceGet)                                                                                 \
-    X(cuDeviceGetUuid)                                                                             \
-    X(cuDeviceCanAccessPeer)                                                                       \
-    X(cuDevicePrimaryCtxRetain)                                                                    \
-    X(cuCtxGetCurrent)                                                                             \
-    X(cuCtxSetCurrent)                                                                             \
-    X(cuPointerGetAttributes)                                                                      \
-    X(cuMemGetAddressRange)                                                                        \
-    X(cuIpcGetMemHandle)                                                                           \
-    X(cuIpcOpenMemHandle)                                                                          \
-    X(cuIpcCloseMemHandle)                                                                         \
-    X(cuStreamCreate)                                                                              \
-    X(cuStreamDestroy)                                                                             \
-    X(cuEventCreate)                                                                               \
-    X(cuEventRecord)                                                                               \
-    X(cuEventQuery)                                                                                \
-    X(cuEventDestroy)                                                                              \
-    X(cuMemcpyAsync)
+#include "common_ob1x_cuda_calls.h"
 
 typedef struct {
 #define OB1X_CUDA_FIELD(f) __typeof__(&f) f;

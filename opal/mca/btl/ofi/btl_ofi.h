@@ -59,6 +59,8 @@ BEGIN_C_DECLS
 
 /* libfabric API version we ask for */
 #define MCA_BTL_OFI_FI_VERSION FI_VERSION(1, 5)
+/* ... and when asking for FI_HMEM (fi_mr_attr's iface and device) */
+#define MCA_BTL_OFI_FI_HMEM_VERSION FI_VERSION(1, 9)
 #define MCA_BTL_OFI_MAX_MODULES 16
 
 /* btl_ofi_mode: the stock parameter's values */
@@ -118,6 +120,8 @@ enum {
     OFI_PV_RECV_BYTES,
     OFI_PV_CQ_ERRORS,
     OFI_PV_EAGAIN_RETRIES, /* fi_* calls answered -FI_EAGAIN and retried */
+    OFI_PV_MR_ENDPOINT_BINDS, /* registrations bound to the endpoint (FI_MR_ENDPOINT) */
+    OFI_PV_HMEM_REGS,         /* device buffers registered with FI_HMEM_CUDA */
     OFI_PV_COUNT
 };
 
@@ -154,6 +158,7 @@ typedef struct mca_btl_ofi_module {
     bool use_prov_key;
     bool mr_local;    /* FI_MR_LOCAL: local operands need a desc */
     bool mr_endpoint; /* FI_MR_ENDPOINT: MRs bound to the endpoint and enabled */
+    bool mr_endpoint_forced; /* ... by btl_ofi_mr_force only: the provider may decline */
     bool native_atomics; /* FI_ATOMIC offered; else btl_ofi_am.c */
     bool hmem;           /* FI_HMEM requested and granted */
     bool two_sided;      /* btl_send etc. offered (btl_ofi_mode) */
@@ -251,6 +256,7 @@ typedef struct mca_btl_ofi_component {
 enum {
     MCA_BTL_OFI_MR_FORCE_OFFSET = 0x1, /* act as if the provider lacked FI_MR_VIRT_ADDR */
     MCA_BTL_OFI_MR_FORCE_LOCAL = 0x2,  /* act as if it required FI_MR_LOCAL */
+    MCA_BTL_OFI_MR_FORCE_ENDPOINT = 0x4, /* act as if it required FI_MR_ENDPOINT */
 };
 
 /* An RDMA or native atomic operation in flight (btl_ofi_rdma.c,
@@ -349,6 +355,14 @@ static inline uint64_t mca_btl_ofi_remote_addr(const mca_btl_ofi_module_t *m,
     return m->use_virt_addr ? remote_address : remote_address - h->base_addr;
 }
 int mca_btl_ofi_mr_init(mca_btl_ofi_module_t *m);
+
+/* ---- GPU memory (btl_ofi_hmem.c) ------------------------------------------- */
+bool mca_btl_ofi_cuda_present(void);
+int mca_btl_ofi_cuda_device_of(const void *addr);
+int mca_btl_ofi_hmem_reg(mca_btl_ofi_module_t *m, void *base, size_t size, uint64_t access,
+                         uint64_t key, int device, struct fid_mr **mr);
+void mca_btl_ofi_hmem_fini(void);
+
 void mca_btl_ofi_mr_fini(mca_btl_ofi_module_t *m);
 mca_btl_base_registration_handle_t *mca_btl_ofi_register_mem(mca_btl_base_module_t *btl,
                                                              mca_btl_base_endpoint_t *ep,

@@ -8,6 +8,7 @@
 # exit 0 (status=any: any status, the output decides). Arguments after
 # `--` go to the program. skip_if=LIB: skip (77) where the shared library
 # LIB is installed (a check that only means something without it).
+# hosts=N [nics=K]: on N namespace hosts with K NICs each (ofi_lib.sh).
 set -u
 
 . "$OB1X_SRCDIR/test/ofi/ofi_lib.sh"
@@ -22,6 +23,7 @@ while [ $# -gt 0 ]; do
     expect=*) expects+=("${1#expect=}") ;;
     reject=*) rejects+=("${1#reject=}") ;;
     status=any) status=any ;;
+    hosts=* | nics=*) ;; # ofi_lib.sh: the namespace hosts
     skip_if=*)
         if ldconfig -p 2>/dev/null | grep -qF "${1#skip_if=} "; then
             echo "SKIP: ${1#skip_if=} is installed here"

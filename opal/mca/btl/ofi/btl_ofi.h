@@ -185,7 +185,7 @@ typedef struct mca_btl_ofi_module {
     opal_free_list_t frags_user; /* prepare_src in place */
     void *recv_state;
 
-    uint64_t pv[OFI_PV_COUNT];
+    uint64_t *pv; /* this module's counters: mca_btl_ofi_component.pv_module[index] */
 
     /* --- added by the core (btl_ofi_rdma.c, btl_ofi_mr.c, btl_ofi_context.c) --- */
     opal_free_list_t rdma_ops; /* mca_btl_ofi_rdma_op_t, operands in registered memory */
@@ -237,6 +237,9 @@ typedef struct mca_btl_ofi_component {
     bool mpi_threads;  /* MPI_THREAD_MULTIPLE: contexts are locked */
     /* MPI_T counters: the sums over modules (mca_btl_ofi_pv_add adds to both) */
     uint64_t pv_total[OFI_PV_COUNT];
+    /* ... and per module (btl_ofi_<counter>_m<index>): here, not in the
+     * module, so that MPI_T may read them after the module is gone */
+    uint64_t pv_module[MCA_BTL_OFI_MAX_MODULES][OFI_PV_COUNT];
 } mca_btl_ofi_component_t;
 
 /* osc/rdma before Open MPI 4.1.5 puts the results of MPI_Get_accumulate on

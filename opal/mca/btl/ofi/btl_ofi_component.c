@@ -708,6 +708,29 @@ static enum fi_progress parse_progress_mode(const char *s)
     return FI_PROGRESS_UNSPEC;
 }
 
+/* btl_ofi_<counter>_m<K> for every module K opened: registered once they
+ * exist (what K is depends on the NICs), as pml/ob1x does for its
+ * per-BTL counters. */
+static void register_module_pvars(void)
+{
+    static int registered;
+    mca_btl_ofi_component_t *c = &mca_btl_ofi_component;
+
+    for (; registered < c->num_modules; ++registered) {
+        const mca_btl_ofi_module_t *m = c->modules[registered];
+        for (int i = 0; i < OFI_PV_COUNT; ++i) {
+            char name[64], desc[320];
+            ob1x_pvar_t pv = {name, desc, MCA_BASE_PVAR_CLASS_COUNTER,
+                              &c->pv_module[m->module_index][i]};
+            snprintf(name, sizeof(name), "%s_m%d", pvars[i].name, m->module_index);
+            snprintf(desc, sizeof(desc), "%s; module %d (provider %s, domain %s)",
+                     pvars[i].description, m->module_index, m->info->fabric_attr->prov_name,
+                     m->nic_name);
+            (void) ob1x_pvar_register(&c->super.btl_version, &pv);
+        }
+    }
+}
+
 static mca_btl_base_module_t **open_modules(struct fi_info **chosen, int n, int *num_btls)
 {
     mca_btl_ofi_component_t *c = &mca_btl_ofi_component;
@@ -733,6 +756,7 @@ static mca_btl_base_module_t **open_modules(struct fi_info **chosen, int n, int 
     for (int i = 0; i < c->num_modules; ++i) {
         btls[i] = &c->modules[i]->super;
     }
+    register_module_pvars();
     *num_btls = c->num_modules;
     return btls;
 }

@@ -170,6 +170,7 @@ static void module_construct(mca_btl_ofi_module_t *m, int index)
 {
     memcpy(m, &mca_btl_ofi_module_template, sizeof(*m));
     m->module_index = index;
+    m->pv = mca_btl_ofi_component.pv_module[index];
     OBJ_CONSTRUCT(&m->lock, opal_mutex_t);
     OBJ_CONSTRUCT(&m->endpoints, opal_list_t);
     OBJ_CONSTRUCT(&m->id_to_endpoint, opal_hash_table_t);

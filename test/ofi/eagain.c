@@ -66,8 +66,8 @@ static void receive_all(int count)
                      "message %d from %d: carries sender %d, number %d (out of order)", i, src,
                      tag[0], tag[1]);
             for (size_t j = sizeof(tag); j < LEN; ++j) {
-                BU_CHECK(buf[j] == bu_byte(j, LEN, i), "message %d from %d: byte %zu wrong", i,
-                         src, j);
+                BU_CHECK(buf[j] == bu_byte(j, LEN, i), "message %d from %d: byte %zu wrong", i, src,
+                         j);
             }
         }
     }

@@ -54,8 +54,8 @@ static bool probe_cuda(char *why, size_t len)
     }
     init = (cu_init_fn) dlsym(cuda.lib, "cuInit");
     count_fn = (cu_device_get_count_fn) dlsym(cuda.lib, "cuDeviceGetCount");
-    cuda.pointer_get_attribute = (cu_pointer_get_attribute_fn) dlsym(cuda.lib,
-                                                                     "cuPointerGetAttribute");
+    cuda.pointer_get_attribute =
+        (cu_pointer_get_attribute_fn) dlsym(cuda.lib, "cuPointerGetAttribute");
     if (NULL == init || NULL == count_fn || NULL == cuda.pointer_get_attribute) {
         snprintf(why, len, "libcuda.so.1 lacks the driver API");
     } else if (0 != init(0) || 0 != count_fn(&count) || count < 1) {

@@ -66,8 +66,8 @@ static const char *apply_mr_mode(mca_btl_ofi_module_t *m)
     }
     m->use_virt_addr = 0 != (mode & FI_MR_VIRT_ADDR);
     m->use_prov_key = 0 != (mode & FI_MR_PROV_KEY);
-    m->mr_local = 0 != (mode & (FI_MR_LOCAL | FI_MR_HMEM)) ||
-                  0 != (force & MCA_BTL_OFI_MR_FORCE_LOCAL);
+    m->mr_local =
+        0 != (mode & (FI_MR_LOCAL | FI_MR_HMEM)) || 0 != (force & MCA_BTL_OFI_MR_FORCE_LOCAL);
     m->mr_endpoint = 0 != (mode & FI_MR_ENDPOINT);
     m->mr_endpoint_forced = !m->mr_endpoint && 0 != (force & MCA_BTL_OFI_MR_FORCE_ENDPOINT);
     m->mr_endpoint |= m->mr_endpoint_forced;
@@ -284,18 +284,18 @@ mca_btl_ofi_module_t *mca_btl_ofi_module_open(struct fi_info *info, int index)
         return NULL;
     }
     c->eager_size = m->super.btl_eager_limit;
-    opal_output_verbose(1, c->output,
-                        "btl/ofi: module %d: provider %s, domain %s, %d context(s)%s, MR:%s%s%s%s%s, "
-                        "atomics %s, two-sided %s",
-                        index, info->fabric_attr->prov_name, m->nic_name, m->num_contexts,
-                        m->is_scalable_ep ? " on a scalable endpoint" : "",
-                        m->use_virt_addr ? " virt_addr" : " offset",
-                        m->use_prov_key ? " prov_key" : " own keys", m->mr_local ? " local" : "",
-                        m->mr_endpoint ? " endpoint" : "", m->hmem ? " hmem" : "",
-                        m->native_atomics                 ? "native"
-                        : NULL != m->super.btl_atomic_fop ? "as active messages"
-                                                          : "none",
-                        m->two_sided ? "on" : "off");
+    opal_output_verbose(
+        1, c->output,
+        "btl/ofi: module %d: provider %s, domain %s, %d context(s)%s, MR:%s%s%s%s%s, "
+        "atomics %s, two-sided %s",
+        index, info->fabric_attr->prov_name, m->nic_name, m->num_contexts,
+        m->is_scalable_ep ? " on a scalable endpoint" : "",
+        m->use_virt_addr ? " virt_addr" : " offset", m->use_prov_key ? " prov_key" : " own keys",
+        m->mr_local ? " local" : "", m->mr_endpoint ? " endpoint" : "", m->hmem ? " hmem" : "",
+        m->native_atomics                 ? "native"
+        : NULL != m->super.btl_atomic_fop ? "as active messages"
+                                          : "none",
+        m->two_sided ? "on" : "off");
     return m;
 }
 

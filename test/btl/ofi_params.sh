@@ -41,7 +41,8 @@ for c in put get; do
         grep -qxF "btl_ofi_${c}_$k" <<<"$registered" || fail "counter btl_ofi_${c}_$k missing"
     done
 done
-for c in atomic_ops am_atomic_ops send_ops recv_ops cq_errors eagain_retries; do
+for c in atomic_ops am_atomic_ops send_ops recv_ops cq_errors eagain_retries mr_endpoint_binds \
+    hmem_regs; do
     grep -qxF "btl_ofi_$c" <<<"$registered" || fail "counter btl_ofi_$c missing"
 done
 grep -q '^mca:btl:ofi:param:btl_ofi_mode:value:2$' <<<"$info" ||
@@ -50,4 +51,6 @@ grep -q '^mca:btl:ofi:param:btl_ofi_mr_force:enumerator:value:1:offset$' <<<"$in
     fail "btl_ofi_mr_force does not offer offset"
 grep -q '^mca:btl:ofi:param:btl_ofi_mr_force:enumerator:value:2:local$' <<<"$info" ||
     fail "btl_ofi_mr_force does not offer local"
+grep -q '^mca:btl:ofi:param:btl_ofi_mr_force:enumerator:value:4:endpoint$' <<<"$info" ||
+    fail "btl_ofi_mr_force does not offer endpoint"
 echo "PASS: btl/ofi_params"

@@ -5,7 +5,7 @@
 # options, across hosts made of network namespaces (ofi_lib.sh: skips
 # where they cannot be made).
 #
-# Arguments: hosts=N prog=DIR/NAME [-- PROGRAM ARGS...]; the program is
+# Arguments: hosts=N [nics=K] prog=DIR/NAME [-- PROGRAM ARGS...]; the program is
 # test/DIR/NAME.c, ranks are placed by slot (with np = N, one per host).
 set -u
 
@@ -14,7 +14,7 @@ set -u
 prog=
 while [ $# -gt 0 ]; do
     case $1 in
-    hosts=*) ;;
+    hosts=* | nics=*) ;;
     prog=*) prog=${1#prog=} ;;
     --) shift; break ;;
     *) fail "unknown argument '$1'" ;;

@@ -5,7 +5,8 @@
 # namespace helper (test/common/ob1x-netns).
 #
 # A test given hosts=N runs again, whole, under `ob1x-netns run` with N
-# hosts (as many slots each as the list line's np needs), and then runs
+# hosts (as many slots each as the list line's np needs; nics=K: K NICs
+# each, on K networks), and then runs
 # its jobs with $mpirun, the set's mpirun; otherwise $mpirun is the
 # harness's. Where namespaces cannot be made it skips (77).
 
@@ -17,13 +18,15 @@ fail() {
 netns=$OB1X_SRCDIR/test/common/ob1x-netns
 
 hosts=
+nics=1
 for a in "$@"; do
-    case $a in hosts=*) hosts=${a#hosts=} ;; --) break ;; esac
+    case $a in hosts=*) hosts=${a#hosts=} ;; nics=*) nics=${a#nics=} ;; --) break ;; esac
 done
 if [ -n "$hosts" ] && [ -z "${OB1X_NETNS_MPIRUN:-}" ]; then
     [[ $hosts =~ ^[1-9][0-9]*$ ]] || fail "hosts= takes a number"
     np=${OB1X_TEST_NP:-$hosts}
-    exec "$netns" run -n "$hosts" -s $(((np + hosts - 1) / hosts)) -- bash "$0" "$@"
+    exec "$netns" run -n "$hosts" -s $(((np + hosts - 1) / hosts)) --nics "$nics" -- \
+        bash "$0" "$@"
 fi
 mpirun=${OB1X_NETNS_MPIRUN:-$MPIRUN}
 tmp=$(mktemp -d) || fail "mktemp"

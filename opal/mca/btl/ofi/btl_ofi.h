@@ -59,6 +59,8 @@ BEGIN_C_DECLS
 
 /* libfabric API version we ask for */
 #define MCA_BTL_OFI_FI_VERSION FI_VERSION(1, 5)
+/* ... and when asking for FI_HMEM (fi_mr_attr's iface and device) */
+#define MCA_BTL_OFI_FI_HMEM_VERSION FI_VERSION(1, 9)
 #define MCA_BTL_OFI_MAX_MODULES 16
 
 /* btl_ofi_mode: the stock parameter's values */
@@ -76,8 +78,7 @@ typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
 /* Called from progress when the operation's completion (or error) is read
  * from its context's CQ. `entry` is the CQ entry (len, buf, flags for
  * receives); status is OPAL_SUCCESS or an OPAL error. */
-typedef void (*mca_btl_ofi_op_done_fn_t)(struct mca_btl_ofi_context *ctx,
-                                         struct mca_btl_ofi_op *op,
+typedef void (*mca_btl_ofi_op_done_fn_t)(struct mca_btl_ofi_context *ctx, struct mca_btl_ofi_op *op,
                                          const struct fi_cq_data_entry *entry, int status);
 
 /* Embedded in every object whose operation is in flight in libfabric.
@@ -113,11 +114,13 @@ enum {
     OFI_PV_AM_ATOMIC_OPS, /* atomics carried as active messages */
     OFI_PV_SEND_OPS,      /* two-sided fragments sent (fi_send / fi_inject) */
     OFI_PV_SEND_BYTES,
-    OFI_PV_INJECT_OPS,    /* of which by fi_inject */
-    OFI_PV_RECV_OPS,      /* two-sided fragments delivered */
+    OFI_PV_INJECT_OPS, /* of which by fi_inject */
+    OFI_PV_RECV_OPS,   /* two-sided fragments delivered */
     OFI_PV_RECV_BYTES,
     OFI_PV_CQ_ERRORS,
-    OFI_PV_EAGAIN_RETRIES, /* fi_* calls answered -FI_EAGAIN and retried */
+    OFI_PV_EAGAIN_RETRIES,    /* fi_* calls answered -FI_EAGAIN and retried */
+    OFI_PV_MR_ENDPOINT_BINDS, /* registrations bound to the endpoint (FI_MR_ENDPOINT) */
+    OFI_PV_HMEM_REGS,         /* device buffers registered with FI_HMEM_CUDA */
     OFI_PV_COUNT
 };
 
@@ -152,11 +155,12 @@ typedef struct mca_btl_ofi_module {
     /* MR mode */
     bool use_virt_addr;
     bool use_prov_key;
-    bool mr_local;    /* FI_MR_LOCAL: local operands need a desc */
-    bool mr_endpoint; /* FI_MR_ENDPOINT: MRs bound to the endpoint and enabled */
-    bool native_atomics; /* FI_ATOMIC offered; else btl_ofi_am.c */
-    bool hmem;           /* FI_HMEM requested and granted */
-    bool two_sided;      /* btl_send etc. offered (btl_ofi_mode) */
+    bool mr_local;           /* FI_MR_LOCAL: local operands need a desc */
+    bool mr_endpoint;        /* FI_MR_ENDPOINT: MRs bound to the endpoint and enabled */
+    bool mr_endpoint_forced; /* ... by btl_ofi_mr_force only: the provider may decline */
+    bool native_atomics;     /* FI_ATOMIC offered; else btl_ofi_am.c */
+    bool hmem;               /* FI_HMEM requested and granted */
+    bool two_sided;          /* btl_send etc. offered (btl_ofi_mode) */
 
     /* btl_atomic_fop as set up (native or AM): btl_atomic_fop itself is
      * mca_btl_ofi_afop_gate (btl_ofi_fetching_atomics) */
@@ -180,7 +184,7 @@ typedef struct mca_btl_ofi_module {
     opal_free_list_t frags_user; /* prepare_src in place */
     void *recv_state;
 
-    uint64_t pv[OFI_PV_COUNT];
+    uint64_t *pv; /* this module's counters: mca_btl_ofi_component.pv_module[index] */
 
     /* --- added by the core (btl_ofi_rdma.c, btl_ofi_mr.c, btl_ofi_context.c) --- */
     opal_free_list_t rdma_ops; /* mca_btl_ofi_rdma_op_t, operands in registered memory */
@@ -194,7 +198,7 @@ struct mca_btl_base_endpoint_t {
     opal_list_item_t super;
     struct opal_proc_t *ep_proc;
     mca_btl_ofi_module_t *module;
-    fi_addr_t peer_addr; /* AV address of the peer's (scalable) endpoint */
+    fi_addr_t peer_addr;          /* AV address of the peer's (scalable) endpoint */
     volatile int64_t outstanding; /* RDMA/atomics to this peer in flight (btl_flush) */
     int peer_rx_contexts;         /* receive contexts of the peer's scalable endpoint,
                                      0: a regular endpoint */
@@ -219,19 +223,22 @@ typedef struct mca_btl_ofi_component {
     int max_modules;
     int verbose;
     int output;
-    int mr_force; /* test-only: force the offset / local-registration paths */
+    int mr_force;          /* test-only: force the offset / local-registration paths */
     bool fetching_atomics; /* false: btl_atomic_fop declined while every peer is on
                               this node (MCA_BTL_OFI_FETCHING_ATOMICS_DEFAULT) */
-    int rd_num;        /* receive buffers posted */
-    size_t eager_size;  /* size of a posted receive buffer */
+    int rd_num;            /* receive buffers posted */
+    size_t eager_size;     /* size of a posted receive buffer */
 
     /* --- added by the core --- */
-    int num_cq_read;   /* CQ entries read per context per progress call */
+    int num_cq_read;            /* CQ entries read per context per progress call */
     char *progress_mode_string; /* btl_ofi_progress_mode: unspec, auto, manual */
     enum fi_progress progress_mode;
-    bool mpi_threads;  /* MPI_THREAD_MULTIPLE: contexts are locked */
+    bool mpi_threads; /* MPI_THREAD_MULTIPLE: contexts are locked */
     /* MPI_T counters: the sums over modules (mca_btl_ofi_pv_add adds to both) */
     uint64_t pv_total[OFI_PV_COUNT];
+    /* ... and per module (btl_ofi_<counter>_m<index>): here, not in the
+     * module, so that MPI_T may read them after the module is gone */
+    uint64_t pv_module[MCA_BTL_OFI_MAX_MODULES][OFI_PV_COUNT];
 } mca_btl_ofi_component_t;
 
 /* osc/rdma before Open MPI 4.1.5 puts the results of MPI_Get_accumulate on
@@ -249,8 +256,9 @@ typedef struct mca_btl_ofi_component {
 
 /* btl_ofi_mr_force bits (test only) */
 enum {
-    MCA_BTL_OFI_MR_FORCE_OFFSET = 0x1, /* act as if the provider lacked FI_MR_VIRT_ADDR */
-    MCA_BTL_OFI_MR_FORCE_LOCAL = 0x2,  /* act as if it required FI_MR_LOCAL */
+    MCA_BTL_OFI_MR_FORCE_OFFSET = 0x1,   /* act as if the provider lacked FI_MR_VIRT_ADDR */
+    MCA_BTL_OFI_MR_FORCE_LOCAL = 0x2,    /* act as if it required FI_MR_LOCAL */
+    MCA_BTL_OFI_MR_FORCE_ENDPOINT = 0x4, /* act as if it required FI_MR_ENDPOINT */
 };
 
 /* An RDMA or native atomic operation in flight (btl_ofi_rdma.c,
@@ -349,6 +357,14 @@ static inline uint64_t mca_btl_ofi_remote_addr(const mca_btl_ofi_module_t *m,
     return m->use_virt_addr ? remote_address : remote_address - h->base_addr;
 }
 int mca_btl_ofi_mr_init(mca_btl_ofi_module_t *m);
+
+/* ---- GPU memory (btl_ofi_hmem.c) ------------------------------------------- */
+bool mca_btl_ofi_cuda_present(void);
+int mca_btl_ofi_cuda_device_of(const void *addr);
+int mca_btl_ofi_hmem_reg(mca_btl_ofi_module_t *m, void *base, size_t size, uint64_t access,
+                         uint64_t key, int device, struct fid_mr **mr);
+void mca_btl_ofi_hmem_fini(void);
+
 void mca_btl_ofi_mr_fini(mca_btl_ofi_module_t *m);
 mca_btl_base_registration_handle_t *mca_btl_ofi_register_mem(mca_btl_base_module_t *btl,
                                                              mca_btl_base_endpoint_t *ep,
@@ -406,8 +422,8 @@ int mca_btl_ofi_send(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
                      mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag);
 int mca_btl_ofi_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
                       struct opal_convertor_t *convertor, void *header, size_t header_size,
-                      size_t payload_size, uint8_t order, uint32_t flags,
-                      mca_btl_base_tag_t tag, mca_btl_base_descriptor_t **descriptor);
+                      size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
+                      mca_btl_base_descriptor_t **descriptor);
 
 /* ---- one-sided (btl_ofi_rdma.c, btl_ofi_atomic.c, btl_ofi_am.c) ----------- */
 
@@ -425,15 +441,13 @@ int mca_btl_ofi_aop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
                     uint64_t remote_address, mca_btl_base_registration_handle_t *remote_handle,
                     mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
                     mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
-int mca_btl_ofi_afop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
-                     void *local_address, uint64_t remote_address,
-                     mca_btl_base_registration_handle_t *local_handle,
-                     mca_btl_base_registration_handle_t *remote_handle,
-                     mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
+int mca_btl_ofi_afop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local_address,
+                     uint64_t remote_address, mca_btl_base_registration_handle_t *local_handle,
+                     mca_btl_base_registration_handle_t *remote_handle, mca_btl_base_atomic_op_t op,
+                     uint64_t operand, int flags, int order,
                      mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
-int mca_btl_ofi_acswap(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
-                       void *local_address, uint64_t remote_address,
-                       mca_btl_base_registration_handle_t *local_handle,
+int mca_btl_ofi_acswap(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep, void *local_address,
+                       uint64_t remote_address, mca_btl_base_registration_handle_t *local_handle,
                        mca_btl_base_registration_handle_t *remote_handle, uint64_t compare,
                        uint64_t value, int flags, int order,
                        mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
@@ -449,8 +463,7 @@ int mca_btl_ofi_afop_gate(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *e
 /* The same three carried as active messages (btl_ofi_am.c), installed in
  * the module instead of the above when the provider lacks FI_ATOMIC. */
 int mca_btl_ofi_am_aop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
-                       uint64_t remote_address,
-                       mca_btl_base_registration_handle_t *remote_handle,
+                       uint64_t remote_address, mca_btl_base_registration_handle_t *remote_handle,
                        mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
                        mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
 int mca_btl_ofi_am_afop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
@@ -458,15 +471,13 @@ int mca_btl_ofi_am_afop(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
                         mca_btl_base_registration_handle_t *local_handle,
                         mca_btl_base_registration_handle_t *remote_handle,
                         mca_btl_base_atomic_op_t op, uint64_t operand, int flags, int order,
-                        mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
-                        void *cbdata);
+                        mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
 int mca_btl_ofi_am_acswap(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *ep,
                           void *local_address, uint64_t remote_address,
                           mca_btl_base_registration_handle_t *local_handle,
                           mca_btl_base_registration_handle_t *remote_handle, uint64_t compare,
                           uint64_t value, int flags, int order,
-                          mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
-                          void *cbdata);
+                          mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
 
 /* Counts one more operation in flight / one less (btl_flush waits). */
 static inline void mca_btl_ofi_op_started(mca_btl_ofi_module_t *m)

@@ -81,6 +81,10 @@ static const ob1x_pvar_t pvars[] = {
             "Operations that completed in error (entries read with fi_cq_readerr)"),
     COUNTER(EAGAIN_RETRIES, "eagain_retries",
             "libfabric calls answered -FI_EAGAIN and retried after progress"),
+    COUNTER(MR_ENDPOINT_BINDS, "mr_endpoint_binds",
+            "Registrations bound to the endpoint and enabled (FI_MR_ENDPOINT, or "
+            "btl_ofi_mr_force endpoint)"),
+    COUNTER(HMEM_REGS, "hmem_regs", "GPU buffers registered with FI_HMEM_CUDA"),
 };
 _Static_assert(sizeof(pvars) / sizeof(pvars[0]) == OFI_PV_COUNT, "one row per counter");
 
@@ -91,6 +95,11 @@ static const mca_base_var_enum_value_t mr_force_names[] = {
     {MCA_BTL_OFI_MR_FORCE_OFFSET, "offset"},
     {MCA_BTL_OFI_MR_FORCE_LOCAL, "local"},
     {MCA_BTL_OFI_MR_FORCE_OFFSET | MCA_BTL_OFI_MR_FORCE_LOCAL, "offset_local"},
+    {MCA_BTL_OFI_MR_FORCE_ENDPOINT, "endpoint"},
+    {MCA_BTL_OFI_MR_FORCE_OFFSET | MCA_BTL_OFI_MR_FORCE_ENDPOINT, "offset_endpoint"},
+    {MCA_BTL_OFI_MR_FORCE_LOCAL | MCA_BTL_OFI_MR_FORCE_ENDPOINT, "local_endpoint"},
+    {MCA_BTL_OFI_MR_FORCE_OFFSET | MCA_BTL_OFI_MR_FORCE_LOCAL | MCA_BTL_OFI_MR_FORCE_ENDPOINT,
+     "offset_local_endpoint"},
     {0, NULL}};
 
 static bool progress_mode_valid(void)
@@ -214,7 +223,9 @@ static const ob1x_param_t params[] = {
                     "(address remote memory by offset into its registration, as without "
                     "FI_MR_VIRT_ADDR; providers that require virtual addresses are then not "
                     "selected), local (register local operands, as with FI_MR_LOCAL), "
-                    "offset_local (both) or none"},
+                    "endpoint (bind every registration to the endpoint, as with "
+                    "FI_MR_ENDPOINT), the combinations offset_local, offset_endpoint, "
+                    "local_endpoint, offset_local_endpoint, or none"},
     {.name = "verbose",
      .type = MCA_BASE_VAR_TYPE_INT,
      .storage = C(verbose),
@@ -289,6 +300,7 @@ static int ofi_close(void)
         /* removes itself from modules[] */
         (void) mca_btl_ofi_finalize(&c->modules[c->num_modules - 1]->super);
     }
+    mca_btl_ofi_hmem_fini();
     if (c->output > 0) {
         opal_output_close(c->output);
         c->output = -1;
@@ -399,10 +411,15 @@ static int supported_mr_mode(void)
     if (mca_btl_ofi_component.mr_force & MCA_BTL_OFI_MR_FORCE_OFFSET) {
         bits &= ~FI_MR_VIRT_ADDR;
     }
+    /* device buffers as local operands are registered like host ones
+     * (the FI_MR_LOCAL path) */
+    if (mca_btl_ofi_cuda_present()) {
+        bits |= FI_MR_HMEM;
+    }
     return bits;
 }
 
-static struct fi_info *make_hints(bool atomics)
+static struct fi_info *make_hints(bool atomics, bool hmem)
 {
     mca_btl_ofi_component_t *c = &mca_btl_ofi_component;
     struct fi_info *hints = fi_allocinfo();
@@ -429,21 +446,25 @@ static struct fi_info *make_hints(bool atomics)
     hints->domain_attr->threading = c->mpi_threads ? FI_THREAD_SAFE : FI_THREAD_DOMAIN;
     hints->domain_attr->control_progress = c->progress_mode;
     hints->domain_attr->data_progress = c->progress_mode;
-    /* TODO(FI_HMEM): ask for FI_HMEM (and register device memory with
-     * FI_HMEM_CUDA) only when CUDA is present at run time; asking always,
-     * as stock does, makes libfabric 1.17 offer no provider at all. */
+    /* GPU buffers by RDMA only where CUDA is present at run time: asking
+     * always, as stock does, makes libfabric 1.17 offer no provider at all
+     * on a machine without it (btl_ofi_hmem.c) */
+    if (hmem) {
+        hints->caps |= FI_HMEM;
+    }
     return hints;
 }
 
-static struct fi_info *getinfo(bool atomics)
+static struct fi_info *getinfo_hmem(bool atomics, bool hmem)
 {
-    struct fi_info *hints = make_hints(atomics), *list = NULL;
+    struct fi_info *hints = make_hints(atomics, hmem), *list = NULL;
     int rc;
 
     if (NULL == hints) {
         return NULL;
     }
-    rc = fi_getinfo(MCA_BTL_OFI_FI_VERSION, NULL, NULL, 0, hints, &list);
+    rc = fi_getinfo(hmem ? MCA_BTL_OFI_FI_HMEM_VERSION : MCA_BTL_OFI_FI_VERSION, NULL, NULL, 0,
+                    hints, &list);
     fi_freeinfo(hints);
     if (0 != rc) {
         if (atomics) {
@@ -453,6 +474,24 @@ static struct fi_info *getinfo(bool atomics)
         return NULL;
     }
     return list;
+}
+
+/* With CUDA present, the providers that offer FI_HMEM first; where none
+ * does, the others (GPU buffers then do not move by RDMA through us). */
+static struct fi_info *getinfo(bool atomics)
+{
+    struct fi_info *list = NULL;
+
+    if (mca_btl_ofi_cuda_present()) {
+        list = getinfo_hmem(atomics, true);
+        if (NULL == list) {
+            opal_output_verbose(1, mca_btl_ofi_component.output,
+                                "btl/ofi: no provider offers FI_HMEM%s: GPU buffers are not "
+                                "registered",
+                                atomics ? " with FI_ATOMIC" : "");
+        }
+    }
+    return NULL != list ? list : getinfo_hmem(atomics, false);
 }
 
 static bool same_nic(const struct fi_info *a, const struct fi_info *b)
@@ -506,7 +545,7 @@ static bool seen_before(const struct fi_info *list, const struct fi_info *info)
  * shows up only then needs one of them. */
 static void report_mr_refusals(const struct fi_info *ours)
 {
-    struct fi_info *hints = make_hints(false), *all = NULL;
+    struct fi_info *hints = make_hints(false, false), *all = NULL;
 
     if (NULL == hints) {
         return;
@@ -669,6 +708,29 @@ static enum fi_progress parse_progress_mode(const char *s)
     return FI_PROGRESS_UNSPEC;
 }
 
+/* btl_ofi_<counter>_m<K> for every module K opened: registered once they
+ * exist (what K is depends on the NICs), as pml/ob1x does for its
+ * per-BTL counters. */
+static void register_module_pvars(void)
+{
+    static int registered;
+    mca_btl_ofi_component_t *c = &mca_btl_ofi_component;
+
+    for (; registered < c->num_modules; ++registered) {
+        const mca_btl_ofi_module_t *m = c->modules[registered];
+        for (int i = 0; i < OFI_PV_COUNT; ++i) {
+            char name[64], desc[320];
+            ob1x_pvar_t pv = {name, desc, MCA_BASE_PVAR_CLASS_COUNTER,
+                              &c->pv_module[m->module_index][i]};
+            snprintf(name, sizeof(name), "%s_m%d", pvars[i].name, m->module_index);
+            snprintf(desc, sizeof(desc), "%s; module %d (provider %s, domain %s)",
+                     pvars[i].description, m->module_index, m->info->fabric_attr->prov_name,
+                     m->nic_name);
+            (void) ob1x_pvar_register(&c->super.btl_version, &pv);
+        }
+    }
+}
+
 static mca_btl_base_module_t **open_modules(struct fi_info **chosen, int n, int *num_btls)
 {
     mca_btl_ofi_component_t *c = &mca_btl_ofi_component;
@@ -694,6 +756,7 @@ static mca_btl_base_module_t **open_modules(struct fi_info **chosen, int n, int 
     for (int i = 0; i < c->num_modules; ++i) {
         btls[i] = &c->modules[i]->super;
     }
+    register_module_pvars();
     *num_btls = c->num_modules;
     return btls;
 }

@@ -51,6 +51,7 @@ static const char *apply_mr_mode(mca_btl_ofi_module_t *m)
     const int known =
         FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_LOCAL | FI_MR_ENDPOINT;
     int force = mca_btl_ofi_component.mr_force;
+    const int hmem = 0 != (m->info->caps & FI_HMEM) ? FI_MR_HMEM : 0;
 
     /* the API 1.0 values: BASIC means exactly these three bits, SCALABLE
      * none of them (offset addressing, keys of our choosing) */
@@ -59,14 +60,18 @@ static const char *apply_mr_mode(mca_btl_ofi_module_t *m)
     } else if (FI_MR_SCALABLE == mode) {
         mode = 0;
     }
-    if (0 != (mode & ~known)) {
+    if (0 != (mode & ~(known | hmem))) {
         return "it needs MR mode bits btl/ofi does not support (FI_MR_MMU_NOTIFY, "
                "FI_MR_RMA_EVENT, FI_MR_RAW or FI_MR_HMEM)";
     }
     m->use_virt_addr = 0 != (mode & FI_MR_VIRT_ADDR);
     m->use_prov_key = 0 != (mode & FI_MR_PROV_KEY);
-    m->mr_local = 0 != (mode & FI_MR_LOCAL) || 0 != (force & MCA_BTL_OFI_MR_FORCE_LOCAL);
+    m->mr_local =
+        0 != (mode & (FI_MR_LOCAL | FI_MR_HMEM)) || 0 != (force & MCA_BTL_OFI_MR_FORCE_LOCAL);
     m->mr_endpoint = 0 != (mode & FI_MR_ENDPOINT);
+    m->mr_endpoint_forced = !m->mr_endpoint && 0 != (force & MCA_BTL_OFI_MR_FORCE_ENDPOINT);
+    m->mr_endpoint |= m->mr_endpoint_forced;
+    m->hmem = 0 != (m->info->caps & FI_HMEM);
     if (m->use_virt_addr && 0 != (force & MCA_BTL_OFI_MR_FORCE_OFFSET)) {
         return "it requires FI_MR_VIRT_ADDR and btl_ofi_mr_force asks for offset addressing";
     }
@@ -165,6 +170,7 @@ static void module_construct(mca_btl_ofi_module_t *m, int index)
 {
     memcpy(m, &mca_btl_ofi_module_template, sizeof(*m));
     m->module_index = index;
+    m->pv = mca_btl_ofi_component.pv_module[index];
     OBJ_CONSTRUCT(&m->lock, opal_mutex_t);
     OBJ_CONSTRUCT(&m->endpoints, opal_list_t);
     OBJ_CONSTRUCT(&m->id_to_endpoint, opal_hash_table_t);
@@ -278,18 +284,18 @@ mca_btl_ofi_module_t *mca_btl_ofi_module_open(struct fi_info *info, int index)
         return NULL;
     }
     c->eager_size = m->super.btl_eager_limit;
-    opal_output_verbose(1, c->output,
-                        "btl/ofi: module %d: provider %s, domain %s, %d context(s)%s, MR:%s%s%s%s, "
-                        "atomics %s, two-sided %s",
-                        index, info->fabric_attr->prov_name, m->nic_name, m->num_contexts,
-                        m->is_scalable_ep ? " on a scalable endpoint" : "",
-                        m->use_virt_addr ? " virt_addr" : " offset",
-                        m->use_prov_key ? " prov_key" : " own keys", m->mr_local ? " local" : "",
-                        m->mr_endpoint ? " endpoint" : "",
-                        m->native_atomics                 ? "native"
-                        : NULL != m->super.btl_atomic_fop ? "as active messages"
-                                                          : "none",
-                        m->two_sided ? "on" : "off");
+    opal_output_verbose(
+        1, c->output,
+        "btl/ofi: module %d: provider %s, domain %s, %d context(s)%s, MR:%s%s%s%s%s, "
+        "atomics %s, two-sided %s",
+        index, info->fabric_attr->prov_name, m->nic_name, m->num_contexts,
+        m->is_scalable_ep ? " on a scalable endpoint" : "",
+        m->use_virt_addr ? " virt_addr" : " offset", m->use_prov_key ? " prov_key" : " own keys",
+        m->mr_local ? " local" : "", m->mr_endpoint ? " endpoint" : "", m->hmem ? " hmem" : "",
+        m->native_atomics                 ? "native"
+        : NULL != m->super.btl_atomic_fop ? "as active messages"
+                                          : "none",
+        m->two_sided ? "on" : "off");
     return m;
 }
 
@@ -403,8 +409,17 @@ int mca_btl_ofi_finalize(mca_btl_base_module_t *btl)
         mca_btl_ofi_twosided_fini(m);
     }
     destroy_endpoints(m);
+    if (m->mr_endpoint) {
+        opal_output_verbose(1, c->output,
+                            "btl/ofi: module %d closing: %llu registrations bound to the endpoint",
+                            m->module_index, (unsigned long long) m->pv[OFI_PV_MR_ENDPOINT_BINDS]);
+        /* registrations bound to an endpoint go before it */
+        mca_btl_ofi_mr_fini(m);
+    }
     mca_btl_ofi_contexts_fini(m);
-    mca_btl_ofi_mr_fini(m);
+    if (!m->mr_endpoint) {
+        mca_btl_ofi_mr_fini(m);
+    }
     close_domain(m);
     for (int i = 0; i < c->num_modules; ++i) {
         if (c->modules[i] == m) {

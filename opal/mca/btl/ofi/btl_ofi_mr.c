@@ -10,6 +10,7 @@
  *   FI_MR_ALLOCATED   nothing to do: we only register allocated memory
  *   FI_MR_LOCAL       local operands need a descriptor (mca_btl_ofi_local_desc)
  *   FI_MR_ENDPOINT    each MR is bound to our endpoint and enabled
+ * and, with FI_HMEM (btl_ofi_hmem.c), device buffers as FI_HMEM_CUDA.
  */
 #include "btl_ofi.h"
 
@@ -35,6 +36,14 @@ static uint64_t access_of(const mca_btl_ofi_module_t *m)
     return access;
 }
 
+/* A provider that does not require FI_MR_ENDPOINT may refuse the binding
+ * (sockets: -FI_EINVAL, util-based ones: -FI_ENOSYS); under btl_ofi_mr_force
+ * endpoint that only means the MR works without it. */
+static bool declined(const mca_btl_ofi_module_t *m, int rc)
+{
+    return m->mr_endpoint_forced && (-FI_ENOSYS == rc || -FI_EINVAL == rc);
+}
+
 /* FI_MR_ENDPOINT: the MR is usable once bound to the endpoint that
  * serves it and enabled. */
 static int bind_to_endpoint(mca_btl_ofi_module_t *m, struct fid_mr *mr)
@@ -42,10 +51,30 @@ static int bind_to_endpoint(mca_btl_ofi_module_t *m, struct fid_mr *mr)
     struct fid *ep = m->is_scalable_ep ? &m->sep->fid : &m->contexts[0].own_ep->fid;
     int rc = fi_mr_bind(mr, ep, 0);
 
-    if (0 == rc) {
+    if (0 == rc || declined(m, rc)) {
         rc = fi_mr_enable(mr);
     }
+    if (declined(m, rc)) {
+        rc = 0;
+    }
+    if (0 == rc) {
+        mca_btl_ofi_pv_add(m, OFI_PV_MR_ENDPOINT_BINDS, 1);
+    }
     return rc;
+}
+
+/* fi_mr_reg, or for a device buffer on a module with FI_HMEM its
+ * FI_HMEM_CUDA registration. */
+static int register_region(mca_btl_ofi_module_t *m, void *base, size_t size, uint64_t key,
+                           struct fid_mr **mr)
+{
+    int device = m->hmem ? mca_btl_ofi_cuda_device_of(base) : -1;
+
+    if (device >= 0) {
+        mca_btl_ofi_pv_add(m, OFI_PV_HMEM_REGS, 1);
+        return mca_btl_ofi_hmem_reg(m, base, size, access_of(m), key, device, mr);
+    }
+    return fi_mr_reg(m->domain, base, size, access_of(m), 0, key, 0, mr, NULL);
 }
 
 /* rcache callback: registers [base, base+size) with the provider. */
@@ -56,7 +85,7 @@ static int reg_mem(void *reg_data, void *base, size_t size, mca_rcache_base_regi
     uint64_t key = m->use_prov_key ? 0 : __atomic_add_fetch(&m->next_key, 1, __ATOMIC_RELAXED);
     int rc;
 
-    rc = fi_mr_reg(m->domain, base, size, access_of(m), 0, key, 0, &r->mr, NULL);
+    rc = register_region(m, base, size, key, &r->mr);
     if (0 == rc && m->mr_endpoint) {
         rc = bind_to_endpoint(m, r->mr);
         if (0 != rc) {
@@ -101,8 +130,8 @@ mca_btl_base_registration_handle_t *mca_btl_ofi_register_mem(mca_btl_base_module
 
     (void) ep;
 #if OPAL_CUDA_SUPPORT
-    if (OFI_UNLIKELY(flags & MCA_BTL_REG_FLAG_CUDA_GPU_MEM)) {
-        return NULL; /* device memory needs FI_HMEM, not requested yet (docs/ofi.md) */
+    if (OFI_UNLIKELY(flags & MCA_BTL_REG_FLAG_CUDA_GPU_MEM) && !m->hmem) {
+        return NULL; /* device memory needs a provider with FI_HMEM (docs/ofi.md) */
     }
 #endif
     rc = m->rcache->rcache_register(m->rcache, base, size, 0, access, &reg);

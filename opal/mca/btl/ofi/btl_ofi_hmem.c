@@ -1,70 +1,53 @@
 /*
  * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
  *
- * btl_ofi_hmem.c - GPU memory (FI_HMEM) when CUDA is present at run time.
+ * btl_ofi_hmem.c - GPU memory (FI_HMEM) when CUDA is in use at run time.
  *
- * Whether CUDA is present is decided once, at component init, by loading
- * the driver library (libcuda.so.1) and asking it for devices: no build
- * dependency on CUDA, and a machine without a GPU never asks libfabric for
- * FI_HMEM (libfabric 1.17 then selects no provider at all, which is why
- * stock btl/ofi finds nothing here). With devices, FI_HMEM is asked for;
- * a provider that grants it gets device buffers registered with
- * FI_HMEM_CUDA and the buffer's device ordinal.
+ * The driver belongs to libmca_common_ob1x_cuda (one driver table per
+ * process, shared with pml/ob1x and btl/smcuda). Whether CUDA is in use is
+ * decided once, at component init: it is when the application loaded the
+ * CUDA driver before MPI_Init (a GPU program does, by choosing its device)
+ * and the driver sees a device. btl/ofi never loads the driver itself, so
+ * a process that does not use CUDA never initialises it, and a machine
+ * without a GPU never asks libfabric for FI_HMEM (libfabric 1.17 then
+ * selects no provider at all, which is why stock btl/ofi finds nothing
+ * here). With CUDA in use, FI_HMEM is asked for; a provider that grants it
+ * gets device buffers registered with FI_HMEM_CUDA and the buffer's
+ * device ordinal. Built without the CUDA headers, FI_HMEM is never asked.
  *
- * Untested: no machine the tests run on has a GPU (docs/ofi.md).
+ * Tested with the driver emulation of test/cuda (a provider that grants
+ * FI_HMEM is not: none here does, and no machine of the tests has a GPU).
  */
 #include "btl_ofi.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "opal/util/output.h"
-
-/* The driver API's values (cuda.h, stable since CUDA 4): not included, so
- * the build does not need CUDA. */
-enum {
-    OFI_CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
-    OFI_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
-    OFI_CU_MEMORYTYPE_DEVICE = 2,
-};
-
-typedef int (*cu_init_fn)(unsigned int);
-typedef int (*cu_device_get_count_fn)(int *);
-typedef int (*cu_pointer_get_attribute_fn)(void *, int, uintptr_t);
+#if OB1X_BTL_OFI_CUDA
+#include "common_ob1x_cuda.h"
+#endif
 
 static struct {
     bool probed;
     bool present;
-    void *lib;
-    cu_pointer_get_attribute_fn pointer_get_attribute;
 } cuda;
 
-/* Loads libcuda and counts devices; the reason it is absent in why. */
+/* Whether the application uses CUDA; the reason it does not in why. */
 static bool probe_cuda(char *why, size_t len)
 {
-    cu_init_fn init;
-    cu_device_get_count_fn count_fn;
+#if OB1X_BTL_OFI_CUDA
     int count = 0;
 
-    cuda.lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (NULL == cuda.lib) {
-        snprintf(why, len, "libcuda.so.1 not found");
-        return false;
-    }
-    init = (cu_init_fn) dlsym(cuda.lib, "cuInit");
-    count_fn = (cu_device_get_count_fn) dlsym(cuda.lib, "cuDeviceGetCount");
-    cuda.pointer_get_attribute =
-        (cu_pointer_get_attribute_fn) dlsym(cuda.lib, "cuPointerGetAttribute");
-    if (NULL == init || NULL == count_fn || NULL == cuda.pointer_get_attribute) {
-        snprintf(why, len, "libcuda.so.1 lacks the driver API");
-    } else if (0 != init(0) || 0 != count_fn(&count) || count < 1) {
+    if (OPAL_SUCCESS != ob1x_cuda_init(false)) {
+        snprintf(why, len, "the application has not loaded libcuda.so.1");
+    } else if (OPAL_SUCCESS != ob1x_cuda_device_count(&count) || count < 1) {
         snprintf(why, len, "no CUDA device");
     } else {
         return true;
     }
-    (void) dlclose(cuda.lib);
-    cuda.lib = NULL;
+#else
+    snprintf(why, len, "built without the CUDA headers");
+#endif
     return false;
 }
 
@@ -90,18 +73,17 @@ bool mca_btl_ofi_cuda_present(void)
 /* The CUDA device ordinal of addr when it is device memory, else -1. */
 int mca_btl_ofi_cuda_device_of(const void *addr)
 {
-    unsigned int type = 0;
-    int ordinal = -1;
+#if OB1X_BTL_OFI_CUDA
+    ob1x_cuda_ptr_info_t info;
 
-    if (!cuda.present ||
-        0 != cuda.pointer_get_attribute(&type, OFI_CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                        (uintptr_t) addr) ||
-        OFI_CU_MEMORYTYPE_DEVICE != type ||
-        0 != cuda.pointer_get_attribute(&ordinal, OFI_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                                        (uintptr_t) addr)) {
-        return -1;
+    if (cuda.present && OPAL_SUCCESS == ob1x_cuda_classify(addr, 1, &info) &&
+        OB1X_CUDA_MEM_DEVICE == info.type) {
+        return info.device;
     }
-    return ordinal;
+#else
+    (void) addr;
+#endif
+    return -1;
 }
 
 /* Registers device memory with FI_HMEM_CUDA (the module has FI_HMEM). */
@@ -123,8 +105,5 @@ int mca_btl_ofi_hmem_reg(mca_btl_ofi_module_t *m, void *base, size_t size, uint6
 
 void mca_btl_ofi_hmem_fini(void)
 {
-    if (NULL != cuda.lib) {
-        (void) dlclose(cuda.lib);
-    }
-    memset(&cuda, 0, sizeof(cuda));
+    cuda.probed = cuda.present = false;
 }

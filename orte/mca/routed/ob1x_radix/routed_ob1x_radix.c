@@ -97,6 +97,10 @@ static int init(void)
     tree.hnp_direct = true;
     tree.radix = 1;
     tree.ndaemons = 0;
+    /* made first: finalize undoes them whatever init returned */
+    OBJ_CONSTRUCT(&tree.children, opal_list_t);
+    OBJ_CONSTRUCT(&tree.lost, opal_bitmap_t);
+    tree.lost_init = false;
     if (ORTE_PROC_IS_DAEMON) {
         /* with static ports the daemons never meet the HNP directly: the
          * parent is all they have; otherwise losing the HNP ends them */
@@ -110,9 +114,6 @@ static int init(void)
         tree.lifeline = ORTE_PROC_MY_DAEMON;
         orte_routing_is_enabled = true;
     }
-    OBJ_CONSTRUCT(&tree.children, opal_list_t);
-    OBJ_CONSTRUCT(&tree.lost, opal_bitmap_t);
-    tree.lost_init = false;
     return ORTE_SUCCESS;
 }
 
@@ -265,13 +266,17 @@ static int set_lifeline(orte_process_name_t *proc)
     return ORTE_SUCCESS;
 }
 
-/* Appends the children of p (vpids below ndaemons) to list. */
-static void add_children(opal_list_t *list, uint64_t p)
+/* Appends the children of p (vpids below ndaemons), the lost ones too
+ * unless skip_lost, to list. */
+static void add_children(opal_list_t *list, uint64_t p, bool skip_lost)
 {
     uint64_t c, first = first_child_of(p);
     orte_routed_tree_t *child;
 
     for (c = first; c < first + tree.radix && c < tree.ndaemons; c++) {
+        if (skip_lost && is_lost((orte_vpid_t) c)) {
+            continue;
+        }
         child = OBJ_NEW(orte_routed_tree_t);
         if (NULL == child) {
             return;
@@ -294,13 +299,10 @@ static void update_routing_plan(void)
     tree.radix = (uint64_t) routed_ob1x_radix_for(orte_process_info.num_procs);
     OPAL_LIST_DESTRUCT(&tree.children);
     OBJ_CONSTRUCT(&tree.children, opal_list_t);
-    if (tree.lost_init) {
-        OBJ_DESTRUCT(&tree.lost);
-        OBJ_CONSTRUCT(&tree.lost, opal_bitmap_t);
-        tree.lost_init = false;
-    }
     ORTE_PROC_MY_PARENT->vpid = 0 == me ? ORTE_VPID_INVALID : (orte_vpid_t) parent_of(me);
-    add_children(&tree.children, me);
+    /* vpids are never reused: a child lost before a new plan (a job that
+     * grows) stays lost */
+    add_children(&tree.children, me, true);
 
     if (0 == me) {
         opal_output_verbose(1, orte_routed_base_framework.framework_output,
@@ -335,20 +337,18 @@ static void get_routing_list(opal_list_t *coll)
     OBJ_CONSTRUCT(&around, opal_list_t);
     for (i = 0; i < (size_t) opal_bitmap_size(&tree.lost); i++) {
         if (opal_bitmap_is_set_bit(&tree.lost, (int) i)) {
-            add_children(&around, i);
+            add_children(&around, i, true);
         }
     }
     OPAL_LIST_FOREACH(child, &around, orte_routed_tree_t)
     {
-        if (!is_lost(child->vpid)) {
-            orte_namelist_t *nm = OBJ_NEW(orte_namelist_t);
-            if (NULL == nm) {
-                break;
-            }
-            nm->name.jobid = ORTE_PROC_MY_NAME->jobid;
-            nm->name.vpid = child->vpid;
-            opal_list_append(coll, &nm->super);
+        orte_namelist_t *nm = OBJ_NEW(orte_namelist_t);
+        if (NULL == nm) {
+            break;
         }
+        nm->name.jobid = ORTE_PROC_MY_NAME->jobid;
+        nm->name.vpid = child->vpid;
+        opal_list_append(coll, &nm->super);
     }
     OPAL_LIST_DESTRUCT(&around);
 }

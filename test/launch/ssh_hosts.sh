@@ -8,7 +8,9 @@
 #  2. test/launch/hosts (MPI): every rank reports, rank r on host r;
 #  3. with radix=K, the tree: every daemon's parent, printed by
 #     routed/ob1x_radix (routed_base_verbose 1), is the one of a K-ary tree
-#     over vpids 0 (mpirun) .. N: parent(v) = (v - 1) / K.
+#     over vpids 0 (mpirun) .. N: parent(v) = (v - 1) / K; with
+#     radix=stock, every daemon used stock routed/radix, not ob1x_radix
+#     (which the build-tree component path holds).
 # The helper removes the namespaces, sshds and keys afterwards.
 set -u
 . "$OB1X_SRCDIR/test/launch/launch_lib.sh"
@@ -46,6 +48,15 @@ job $secs "$tmp/out" -np "$hosts" --map-by node --leave-session-attached \
     --mca routed_base_verbose 1 hostname
 rc=$?
 [ $rc -eq 0 ] || fail "verbose job: status $rc; output: $(tail -20 "$tmp/out")"
+if [ "$radix" = stock ]; then
+    # ob1x_radix installed (in the component path) but not named: unused
+    grep -q "routed:ob1x_radix: vpid" "$tmp/out" &&
+        fail "routed/ob1x_radix was used without being named: $(grep -m3 "routed:ob1x_radix" "$tmp/out")"
+    n=$(grep -o "\],[0-9]*\]: parent [-0-9]* num_children [0-9]*" "$tmp/out" | cut -d: -f1 | sort -u | wc -l)
+    [ "$n" -eq $((hosts + 1)) ] || fail "$n of $((hosts + 1)) daemons printed stock radix's tree"
+    echo "ssh_hosts: the $((hosts + 1)) daemons used stock routed/radix"
+    exit 0
+fi
 for ((v = 0; v <= hosts; v++)); do
     want=$(((v - 1) / radix))
     [ $v -eq 0 ] && want=none

@@ -6,6 +6,7 @@
 #include "orte_config.h"
 #include "orte/constants.h"
 
+#include <string.h>
 #include <unistd.h>
 
 #include "opal/mca/base/mca_base_var.h"
@@ -13,6 +14,7 @@
 #include "orte/mca/routed/base/base.h"
 #include "orte/util/proc_info.h"
 
+#include "ob1x_version.h"
 #include "routed_ob1x_radix.h"
 
 /* Sizes of the seed's thresholds: 32 children per interior daemon up to
@@ -32,8 +34,8 @@ orte_routed_ob1x_radix_component_t mca_routed_ob1x_radix_component = {
                 {
                     ORTE_ROUTED_BASE_VERSION_3_0_0,
                     .mca_component_name = "ob1x_radix",
-                    MCA_BASE_MAKE_VERSION(component, ORTE_MAJOR_VERSION, ORTE_MINOR_VERSION,
-                                          ORTE_RELEASE_VERSION),
+                    MCA_BASE_MAKE_VERSION(component, OB1X_MAJOR_VERSION, OB1X_MINOR_VERSION,
+                                          OB1X_RELEASE_VERSION),
                     .mca_open_component = ob1x_radix_open,
                     .mca_query_component = ob1x_radix_query,
                     .mca_register_component_params = ob1x_radix_register,
@@ -68,13 +70,12 @@ static int ob1x_radix_register(void)
         "routed_ob1x_radix_radix is 0; 128 beyond",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_routed_ob1x_radix_component.large_limit);
-    /* below stock routed/radix (70) and binomial (30): an installed
-     * ob1x_radix is used only when named */
+    /* only matters among several named routed components */
     mca_routed_ob1x_radix_component.priority = 5;
     (void) mca_base_component_var_register(
         c, "priority",
-        "Selection priority (stock routed/radix: 70); the default keeps it out of jobs that do "
-        "not name it with --mca routed ob1x_radix",
+        "Selection priority among the routed components named with --mca routed (stock "
+        "radix: 70); ob1x_radix is started only when named there",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_routed_ob1x_radix_component.priority);
     return ORTE_SUCCESS;
@@ -108,8 +109,30 @@ static int ob1x_radix_open(void)
     return ORTE_SUCCESS;
 }
 
+/* Whether the user selected us by name (the framework's "routed"
+ * variable lists ob1x_radix, not as an exclusion). Open MPI 4.1 starts
+ * every routed module that its query accepts and makes all of them compute
+ * their plan, whichever one routes: an installed ob1x_radix that is not
+ * named must not even be started. */
+static bool named_by_user(void)
+{
+    const char **value = NULL;
+    int idx = -1;
+
+    if (OPAL_SUCCESS != mca_base_var_find_by_name("routed", &idx) ||
+        OPAL_SUCCESS != mca_base_var_get_value(idx, &value, NULL, NULL) || NULL == value ||
+        NULL == value[0] || '^' == value[0][0]) {
+        return false;
+    }
+    return NULL != strstr(value[0], "ob1x_radix");
+}
+
 static int ob1x_radix_query(mca_base_module_t **module, int *priority)
 {
+    if (!named_by_user()) {
+        *module = NULL;
+        return ORTE_ERROR;
+    }
     *priority = mca_routed_ob1x_radix_component.priority;
     *module = (mca_base_module_t *) &orte_routed_ob1x_radix_module;
     return ORTE_SUCCESS;

@@ -126,10 +126,12 @@ round_trip() {
     done
     # the library the components share: installed in the lib directory and
     # found there by the installed components (their run path's $ORIGIN/..
-    # comes before the build tree's copy)
+    # comes before the build tree's copy); routed/ob1x_radix, loaded by
+    # orted, which has no libmpi, does not link it
     local common=libmca_common_ob1x.so.0 dso found
     [ -f "$prefix/lib/$common" ] || fail "$common not installed in $prefix/lib"
     for dso in "$compdir"/mca_*.so; do
+        [ "${dso##*/}" = mca_routed_ob1x_radix.so ] && continue
         found=$(ldd "$dso" | sed -n "s/^[[:space:]]*$common => \([^ ]*\) .*/\1/p")
         [ "$(readlink -f "$found")" = "$(readlink -f "$prefix/lib/$common")" ] ||
             fail "${dso##*/} finds $common at '$found', not in $prefix/lib"

@@ -361,8 +361,7 @@ void ob1x_mon_reset(void)
 
 static inline void count_pair(uint64_t *count, size_t bytes)
 {
-    ob1x_mon_add(count, 1);
-    ob1x_mon_add(count + 1, bytes);
+    ob1x_mon_add_msg(count, bytes, NULL);
 }
 
 ob1x_mon_counts_t *ob1x_mon_peer_counters(opal_process_name_t name)

@@ -237,17 +237,6 @@ typedef struct ob1x_mon_counts {
     uint64_t hist[OB1X_MON_HIST_BINS]; /* sizes of the messages sent, all tags */
 } ob1x_mon_counts_t;
 
-/* Adds v to *p: atomic only when Open MPI runs threads (a locked add would
- * cost as much as the rest of a small send when one thread runs). */
-static inline void ob1x_mon_add(uint64_t *p, uint64_t v)
-{
-    if (opal_using_threads()) {
-        (void) __atomic_add_fetch(p, v, __ATOMIC_RELAXED);
-    } else {
-        *p += v;
-    }
-}
-
 /* Histogram bin of a size. Bin 0: empty; bin k: 2^(k-1) <= bytes < 2^k. */
 static inline int ob1x_mon_hist_bin(size_t bytes)
 {
@@ -256,7 +245,9 @@ static inline int ob1x_mon_hist_bin(size_t bytes)
 
 /* Adds 1 to *count and bytes to count[1] (a count and its bytes are
  * neighbours in ob1x_mon_counts_t), and 1 to *bin when bin is not NULL;
- * one test of the thread level for all of them. */
+ * atomic only when Open MPI runs threads (a locked add would cost as much
+ * as the rest of a small send when one thread runs), one test of the
+ * thread level for all of them. */
 static inline void ob1x_mon_add_msg(uint64_t *count, size_t bytes, uint64_t *bin)
 {
     if (OPAL_UNLIKELY(opal_using_threads())) {

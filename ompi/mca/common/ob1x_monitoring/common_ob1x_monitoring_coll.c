@@ -84,8 +84,7 @@ void ob1x_mon_coll_release(ob1x_mon_coll_data_t *data)
 void ob1x_mon_coll_record(ob1x_mon_coll_data_t *data, ob1x_mon_coll_class_t cls, size_t bytes)
 {
     if (ob1x_mon_is_on() && NULL != data && (unsigned) cls < OB1X_MON_COLL_CLASSES) {
-        ob1x_mon_add(&data->counts[cls][0], 1);
-        ob1x_mon_add(&data->counts[cls][1], bytes);
+        ob1x_mon_add_msg(data->counts[cls], bytes, NULL);
     }
 }
 

@@ -70,6 +70,17 @@ ob1x_btl_hints_fn_t ob1x_btl_hints_find(const struct mca_btl_base_module_t *btl)
 /* The local buffer of a btl_put / btl_get needs no registration (the BTL
  * reads or writes it in place): local_handle may be NULL. */
 #define OB1X_BTL_PROP_LOCAL_FREE 0x2u
+/* The module's btl_get reads a peer's device (GPU) memory that the peer
+ * registered with OB1X_BTL_REG_FLAG_DEVICE, into host or device memory
+ * here (local_handle NULL). Completion comes from the BTL's progress. */
+#define OB1X_BTL_PROP_DEVICE_GET 0x4u
+/* btl_register_mem flag: the range is device memory of this process. The
+ * BTL returns NULL when it cannot export it to that endpoint now (for
+ * smcuda: CUDA IPC with that peer not set up yet, or refused; asking
+ * starts the set-up), and the PML then stages the data through host
+ * memory. The value is the one Open MPI's CUDA builds give
+ * MCA_BTL_REG_FLAG_CUDA_GPU_MEM, which Debian's headers do not define. */
+#define OB1X_BTL_REG_FLAG_DEVICE 0x00010000
 /* Sets the properties of a module already registered (-1 when it is not). */
 int ob1x_btl_props_set(struct mca_btl_base_module_t *btl, unsigned props);
 /* 0 for a module that published nothing. */

@@ -63,15 +63,15 @@ done
 echo "model: best radix 32/64/32 at 1K/4K/16K hosts, 128 at 16K with 1 s sessions"
 
 # --- 3. --fit --------------------------------------------------------------------------
-# measurements made by the model with base 1.5, ssh 0.8, child 0.05 (its
-# columns: radix 2, 8, 32, flat)
-"$model" --base 1.5 --ssh 0.8 --child 0.05 --sizes 4,8,16,32 --radices 2,8,32 |
+# measurements made by the model with base 1.5, ssh 0.8, child 0.05, one
+# core (its columns: radix 2, 8, 32, flat)
+"$model" --cores 1 --base 1.5 --ssh 0.8 --child 0.05 --sizes 4,8,16,32 --radices 2,8,32 |
     awk '$1 ~ /^[0-9]+$/ { gsub(/\*/, "")
         print "launch r2", $1, $2; print "launch r8", $1, $3
         print "launch r32", $1, $4; print "launch flat", $1, $5 }' >"$tmp/m"
 [ "$(wc -l <"$tmp/m")" = 16 ] || fail "could not make measurements: $(cat "$tmp/m")"
 echo "# a comment" >>"$tmp/m"
-"$model" --fit "$tmp/m" --sizes 1024 >"$tmp/f" 2>"$tmp/e" || fail "--fit: status $?: $(cat "$tmp/e")"
+"$model" --cores 1 --fit "$tmp/m" --sizes 1024 >"$tmp/f" 2>"$tmp/e" || fail "--fit: status $?: $(cat "$tmp/e")"
 read -r b s c < <(awk '/^# fitted:/ { print $4, $7, $12 }' "$tmp/f" | tr -d ',')
 awk -v b="$b" -v s="$s" -v c="$c" 'BEGIN {
         ok = b > 1.3 && b < 1.7 && s > 0.7 && s < 0.9 && c > 0.043 && c < 0.058; exit !ok }' ||

@@ -15,7 +15,8 @@
 }
 build_prog smipc emu
 path=LD_LIBRARY_PATH="$emu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-base=(-x "$path" --mca pml ob1x --mca btl self,smcuda)
+btls="self,smcuda"
+base=(-x "$path" --mca pml ob1x --mca btl "$btls")
 
 smipc() { # CASE [mpirun options ...]: both ranks alike
     local c=$1

@@ -34,6 +34,12 @@
 #include "opal/threads/mutex.h"
 
 #include "btl_smcuda_shm.h"
+
+/* 1 when the CUDA headers were found (Makefile.am): the CUDA IPC path of
+ * btl_smcuda_cuda.c is built in */
+#ifndef SMCUDA_HAVE_CUDA
+#define SMCUDA_HAVE_CUDA 0
+#endif
 /* by its place beside this header: the unit tests (test/btl/*_unit.c)
  * compile this header with Open MPI's include paths only */
 #include "../../common/ob1x/common_ob1x_pvar.h"
@@ -78,6 +84,15 @@ enum {
     /* single-copy bytes moved through a bounce buffer (kernel copy at a slow distance) */
     SMCUDA_PV_CMA_BOUNCED_BYTES,
     SMCUDA_PV_GUEST_PEERS, /* local peers of other jobs attached (either side) */
+    /* CUDA IPC (btl_smcuda_cuda.c) */
+    SMCUDA_PV_IPC_SETUPS_OK,       /* peers with which the handshake turned IPC on */
+    SMCUDA_PV_IPC_SETUPS_BAD,      /* peers with which it ended IPC_BAD */
+    SMCUDA_PV_IPC_CACHE_HITS,      /* device gets served by an open mapping */
+    SMCUDA_PV_IPC_CACHE_MISSES,    /* cuIpcOpenMemHandle calls */
+    SMCUDA_PV_IPC_CACHE_EVICTIONS, /* mappings closed for room or as stale */
+    SMCUDA_PV_IPC_BYTES,           /* bytes read from peers' device memory */
+    SMCUDA_PV_IPC_PEERS,           /* level: peers with IPC on now */
+    SMCUDA_PV_IPC_PEER_MASK,       /* level: bit r: IPC on with local rank r (< 64) */
     SMCUDA_PV_COUNT
 };
 
@@ -115,6 +130,14 @@ struct mca_btl_base_registration_handle_t {
     uint64_t len;   /* bytes */
     uint32_t flags; /* MCA_BTL_REG_FLAG_* it was registered with */
     uint32_t rsvd;
+#if SMCUDA_HAVE_CUDA
+    /* device memory (flags has OB1X_BTL_REG_FLAG_DEVICE) only: what the
+     * peer needs to map the allocation holding [base, base + len) */
+    uint64_t alloc_base; /* the allocation, in the owner's address space */
+    uint64_t alloc_size;
+    uint64_t buffer_id;    /* new for each allocation, even at the same address */
+    unsigned char ipc[64]; /* the allocation's CUipcMemHandle */
+#endif
 };
 
 /* ------------------------------------------------------------------ */
@@ -251,6 +274,8 @@ typedef struct mca_btl_smcuda_module_t {
     opal_list_t departed;             /* guests whose process exited, unmapped (until finalize) */
     opal_mutex_t guest_lock;          /* add_procs against the receive path */
 
+    uint32_t accel_busy; /* device copies in flight (btl_smcuda_cuda.c) */
+
     /* receive descriptor handed to the upper layer (valid during its callback) */
     mca_btl_base_descriptor_t rdesc;
     mca_btl_base_segment_t rseg;
@@ -278,6 +303,8 @@ typedef struct mca_btl_smcuda_component_t {
     char *backing_directory;
     bool named_segment; /* segments get a file name (else nameless, shared through /proc) */
     int verbose;
+    unsigned int cuda_ipc_cache_size; /* opened peer allocations kept, per peer */
+    size_t cuda_copy_piece;           /* device gets are split into copies this large */
 
     int output;                   /* opal_output stream */
     uint64_t pv[SMCUDA_PV_COUNT]; /* MPI_T counters (common_ob1x_pvar.h) */
@@ -455,6 +482,62 @@ void mca_btl_smcuda_poll_ring_add(mca_btl_smcuda_module_t *m, mca_btl_base_endpo
 /* removes the name of our segment, if it has one (btl_smcuda_component.c) */
 void mca_btl_smcuda_unlink_segment(mca_btl_smcuda_module_t *m);
 
+/* CUDA IPC (btl_smcuda_cuda.c; docs/cuda.md, "btl/smcuda"): the per-peer
+ * handshake, device registrations, gets from a peer's device memory
+ * through a per-peer cache of opened IPC handles */
+#if SMCUDA_HAVE_CUDA
+unsigned mca_btl_smcuda_cuda_props(void);
+int mca_btl_smcuda_cuda_register(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
+                                 void *base, size_t size, mca_btl_base_registration_handle_t *h);
+int mca_btl_smcuda_cuda_get(mca_btl_smcuda_module_t *m, const smcuda_rdma_done_t *done,
+                            uint64_t remote_address,
+                            const mca_btl_base_registration_handle_t *remote_handle, size_t size);
+void mca_btl_smcuda_cuda_ctl(mca_btl_smcuda_module_t *m, const void *msg, size_t len);
+int mca_btl_smcuda_cuda_progress(mca_btl_smcuda_module_t *m);
+void mca_btl_smcuda_cuda_flush(mca_btl_smcuda_module_t *m);
+void mca_btl_smcuda_cuda_fini(mca_btl_smcuda_module_t *m);
+void mca_btl_smcuda_cuda_close(void);
+#else
+static inline unsigned mca_btl_smcuda_cuda_props(void)
+{
+    return 0;
+}
+static inline int mca_btl_smcuda_cuda_register(mca_btl_smcuda_module_t *m,
+                                               mca_btl_base_endpoint_t *ep, void *base, size_t size,
+                                               mca_btl_base_registration_handle_t *h)
+{
+    (void) m, (void) ep, (void) base, (void) size, (void) h;
+    return OPAL_ERR_NOT_SUPPORTED;
+}
+static inline int mca_btl_smcuda_cuda_get(mca_btl_smcuda_module_t *m, const smcuda_rdma_done_t *d,
+                                          uint64_t remote_address,
+                                          const mca_btl_base_registration_handle_t *remote_handle,
+                                          size_t size)
+{
+    (void) m, (void) d, (void) remote_address, (void) remote_handle, (void) size;
+    return OPAL_ERR_NOT_SUPPORTED;
+}
+static inline void mca_btl_smcuda_cuda_ctl(mca_btl_smcuda_module_t *m, const void *msg, size_t len)
+{
+    (void) m, (void) msg, (void) len;
+}
+static inline int mca_btl_smcuda_cuda_progress(mca_btl_smcuda_module_t *m)
+{
+    (void) m;
+    return 0;
+}
+static inline void mca_btl_smcuda_cuda_flush(mca_btl_smcuda_module_t *m)
+{
+    (void) m;
+}
+static inline void mca_btl_smcuda_cuda_fini(mca_btl_smcuda_module_t *m)
+{
+    (void) m;
+}
+static inline void mca_btl_smcuda_cuda_close(void)
+{
+}
+#endif
 
 /* a protocol violation seen in shared memory: report once */
 void mca_btl_smcuda_report_corruption(const char *what, int peer);

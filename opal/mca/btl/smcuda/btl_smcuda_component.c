@@ -95,6 +95,25 @@ static const ob1x_pvar_t pvars[] = {
     COUNTER(GUEST_PEERS, "guest_peers",
             "Local peers of other jobs (MPI_Comm_spawn, MPI_Comm_connect/accept) reached through "
             "shared memory"),
+    COUNTER(IPC_SETUPS_OK, "ipc_setups_ok",
+            "Local peers with which the CUDA IPC handshake turned IPC on (this process's side)"),
+    COUNTER(IPC_SETUPS_BAD, "ipc_setups_bad",
+            "Local peers with which the CUDA IPC handshake ended without IPC (their device "
+            "buffers are staged through host memory)"),
+    COUNTER(IPC_CACHE_HITS, "ipc_cache_hits",
+            "Gets from a peer's device memory served by an IPC mapping already open"),
+    COUNTER(IPC_CACHE_MISSES, "ipc_cache_misses",
+            "Gets from a peer's device memory that opened an IPC handle (cuIpcOpenMemHandle)"),
+    COUNTER(IPC_CACHE_EVICTIONS, "ipc_cache_evictions",
+            "IPC mappings closed before finalize: least recently used ones for room "
+            "(btl_smcuda_cuda_ipc_cache_size), or of an allocation the peer freed"),
+    COUNTER(IPC_BYTES, "ipc_bytes", "Bytes read from peers' device memory by CUDA IPC"),
+    {"ipc_peers", "Local peers with which CUDA IPC is in use", MCA_BASE_PVAR_CLASS_LEVEL,
+     &mca_btl_smcuda_component.pv[SMCUDA_PV_IPC_PEERS]},
+    {"ipc_peer_mask",
+     "CUDA IPC in use per local peer of this job: bit r set when it is with local rank r "
+     "(r < 64)",
+     MCA_BASE_PVAR_CLASS_LEVEL, &mca_btl_smcuda_component.pv[SMCUDA_PV_IPC_PEER_MASK]},
 };
 
 _Static_assert(sizeof(pvars) / sizeof(pvars[0]) == SMCUDA_PV_COUNT, "one row per counter");
@@ -310,6 +329,27 @@ static const ob1x_param_t params[] = {
                     "beats the copy path below cma_min_size too; a figure of 4 times this or "
                     "more means the receiver was busy, not far (0: every peer is far; a large "
                     "value: none is)"},
+    {.name = "cuda_ipc_cache_size",
+     .type = MCA_BASE_VAR_TYPE_UNSIGNED_INT,
+     .storage = C(cuda_ipc_cache_size),
+     .def = 64,
+     .min = 1,
+     .max = 65536,
+     .valid_text = "1..65536",
+     .level = OPAL_INFO_LVL_5,
+     .description = "Peer GPU allocations kept mapped (CUDA IPC handles left open), per local "
+                    "peer; beyond it the least recently used mapping is closed (each costs "
+                    "device address space, and opening one about 90 us)"},
+    {.name = "cuda_copy_piece",
+     .type = MCA_BASE_VAR_TYPE_SIZE_T,
+     .storage = C(cuda_copy_piece),
+     .def = 1024 * 1024,
+     .min = 0,
+     .max = OB1X_PARAM_NO_MAX,
+     .level = OPAL_INFO_LVL_5,
+     .description = "A get from a peer's GPU memory is split into asynchronous copies of this "
+                    "many bytes, all in flight together (at most 32: larger pieces beyond; 0: "
+                    "32 pieces)"},
     {.name = "verbose",
      .type = MCA_BASE_VAR_TYPE_INT,
      .storage = C(verbose),
@@ -367,8 +407,14 @@ static int smcuda_register(void)
 
 static int smcuda_open(void)
 {
+    int v = mca_btl_smcuda_component.verbose;
+
+    /* btl_base_verbose counts too (why CUDA IPC is off with a peer) */
+    if (opal_btl_base_framework.framework_verbose > v) {
+        v = opal_btl_base_framework.framework_verbose;
+    }
     mca_btl_smcuda_component.output = opal_output_open(NULL);
-    opal_output_set_verbosity(mca_btl_smcuda_component.output, mca_btl_smcuda_component.verbose);
+    opal_output_set_verbosity(mca_btl_smcuda_component.output, v);
     return OPAL_SUCCESS;
 }
 
@@ -378,6 +424,7 @@ static int smcuda_close(void)
      * may close the framework without finalizing the module: the segment,
      * and a name it may still have, go now */
     (void) mca_btl_smcuda_finalize(&mca_btl_smcuda.super);
+    mca_btl_smcuda_cuda_close(); /* the common library's stream and events */
     if (mca_btl_smcuda_component.output > 0) {
         opal_output_close(mca_btl_smcuda_component.output);
         mca_btl_smcuda_component.output = -1;

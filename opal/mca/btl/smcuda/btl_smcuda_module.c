@@ -17,6 +17,7 @@
 #include "opal/util/proc.h"
 
 #include "common_ob1x_convertor.h"
+#include "common_ob1x_hints.h"
 
 static mca_btl_base_descriptor_t *smcuda_alloc(struct mca_btl_base_module_t *btl,
                                                struct mca_btl_base_endpoint_t *ep, uint8_t order,
@@ -118,6 +119,12 @@ static mca_btl_base_registration_handle_t *smcuda_register_mem(struct mca_btl_ba
         h->len = size;
         h->flags = flags;
         h->rsvd = 0;
+        if (SMCUDA_UNLIKELY(flags & OB1X_BTL_REG_FLAG_DEVICE) &&
+            OPAL_SUCCESS != mca_btl_smcuda_cuda_register(m, ep, base, size, h)) {
+            /* not exportable to that peer (now): the PML stages */
+            smcuda_reg_release(m, h);
+            return NULL;
+        }
     }
     return h;
 }
@@ -142,6 +149,7 @@ static int smcuda_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_e
 {
     (void) ep;
     mca_btl_smcuda_jobs_flush((mca_btl_smcuda_module_t *) btl);
+    mca_btl_smcuda_cuda_flush((mca_btl_smcuda_module_t *) btl);
     mca_btl_smcuda_atomic_flush((mca_btl_smcuda_module_t *) btl);
     return OPAL_SUCCESS;
 }
@@ -206,6 +214,7 @@ int mca_btl_smcuda_finalize(struct mca_btl_base_module_t *btl)
         return OPAL_SUCCESS;
     }
     mca_btl_smcuda_hints_deregister(m);
+    mca_btl_smcuda_cuda_fini(m); /* device copies, mappings of peers' memory */
     mca_btl_base_active_message_trigger[MCA_BTL_TAG_SMCUDA].cbfunc = NULL;
     mca_btl_base_active_message_trigger[MCA_BTL_TAG_SMCUDA].cbdata = NULL;
     for (int i = 0; i < m->n_local; ++i) {
@@ -290,6 +299,7 @@ int mca_btl_smcuda_module_init(mca_btl_smcuda_module_t *m)
     OBJ_CONSTRUCT(&m->done, opal_list_t);
     OBJ_CONSTRUCT(&m->amo_backlog, opal_list_t);
     m->amo_live = 0;
+    m->accel_busy = 0;
     m->ring_epoch = 0;
     OBJ_CONSTRUCT(&m->lock, opal_mutex_t);
     m->rdesc.des_segments = &m->rseg;

@@ -16,6 +16,8 @@
 
 #include <string.h>
 
+#include "common_ob1x_hints.h"
+
 #define SMCUDA_SPLIT_MIN_CHUNK (32 * 1024)
 #define SMCUDA_SPLIT_GOOD_CHUNK (256 * 1024)
 
@@ -258,6 +260,12 @@ int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     }
     if (SMCUDA_UNLIKELY(!ep->copy_ok)) {
         return OPAL_ERR_NOT_AVAILABLE;
+    }
+    if (SMCUDA_UNLIKELY(NULL != remote_handle &&
+                        (remote_handle->flags & OB1X_BTL_REG_FLAG_DEVICE))) {
+        /* the peer's device memory: CUDA IPC, completed from our progress */
+        smcuda_rdma_done_t d = {ep, local_address, local_handle, cbfunc, cbcontext, cbdata};
+        return mca_btl_smcuda_cuda_get(m, &d, remote_address, remote_handle, size);
     }
     SMCUDA_PV_ADD(GET, size);
     m->rx_bulk++;

@@ -17,6 +17,7 @@
 #include "btl_smcuda.h"
 #include "btl_smcuda_fbox.h"
 #include "btl_smcuda_fifo.h"
+#include "btl_smcuda_ipc.h"
 
 #include <string.h>
 
@@ -56,6 +57,12 @@ void mca_btl_smcuda_ctl_cb(struct mca_btl_base_module_t *btl, mca_btl_base_tag_t
         case SMCUDA_CTL_AMO:
         case SMCUDA_CTL_AMO_REPLY:
             mca_btl_smcuda_atomic_msg(m, msg, len);
+            break;
+        case SMCUDA_IPC_MSG_REQ:
+        case SMCUDA_IPC_MSG_ACK:
+        case SMCUDA_IPC_MSG_NAK:
+        case SMCUDA_IPC_MSG_NOTREADY:
+            mca_btl_smcuda_cuda_ctl(m, msg, len);
             break;
         default:
             mca_btl_smcuda_report_corruption("control message kind", -1);
@@ -183,8 +190,9 @@ static inline bool rings_only(mca_btl_smcuda_module_t *m)
 {
     return __atomic_load_n(&m->hdr->ring_epoch, __ATOMIC_RELAXED) == m->ring_epoch &&
            !smcuda_fifo_ready(m->fifo, m->fifo_mask, m->fifo_head) && 0 == m->inflight &&
-           0 == m->jobs_busy && 0 == m->in_progress && opal_list_is_empty(&m->done) &&
-           opal_list_is_empty(&m->pending_eps) && opal_list_is_empty(&m->amo_backlog);
+           0 == m->jobs_busy && 0 == m->accel_busy && 0 == m->in_progress &&
+           opal_list_is_empty(&m->done) && opal_list_is_empty(&m->pending_eps) &&
+           opal_list_is_empty(&m->amo_backlog);
 }
 
 static __opal_attribute_noinline__ int progress_busy(mca_btl_smcuda_module_t *m)
@@ -209,6 +217,9 @@ static __opal_attribute_noinline__ int progress_busy(mca_btl_smcuda_module_t *m)
     }
     if (SMCUDA_UNLIKELY(0 != m->jobs_busy)) {
         n += mca_btl_smcuda_jobs_progress(m);
+    }
+    if (SMCUDA_UNLIKELY(0 != m->accel_busy)) {
+        n += mca_btl_smcuda_cuda_progress(m);
     }
     if (SMCUDA_UNLIKELY(!opal_list_is_empty(&m->done))) {
         n += mca_btl_smcuda_complete_done(m);

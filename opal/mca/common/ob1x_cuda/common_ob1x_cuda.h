@@ -74,6 +74,12 @@ bool ob1x_cuda_loaded(void);
  * of a reallocation at the same address is always the new one. */
 int ob1x_cuda_classify(const void *ptr, size_t len, ob1x_cuda_ptr_info_t *info);
 
+/* The device ordinal of the last device buffer classified in this process
+ * (by any component), -1 when none was yet: whether this process uses a
+ * GPU, and which, without a driver call (btl/smcuda answers a peer's IPC
+ * request only once it does). */
+int ob1x_cuda_noted_device(void);
+
 /* IPC: the handle of the allocation holding the device pointer ptr, and
  * that allocation's range (the peer maps the whole allocation; the offset
  * of ptr in it is for the caller to send along). */

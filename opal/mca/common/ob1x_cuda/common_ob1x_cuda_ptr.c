@@ -29,6 +29,8 @@
  * and shrinks, and only [heap_lo, current break) is mapped as heap. */
 static uintptr_t heap_lo, stack_lo, stack_hi;
 static pthread_once_t ranges_once = PTHREAD_ONCE_INIT;
+/* ob1x_cuda_noted_device: the ordinal of the last device buffer classified */
+static int noted_device = -1;
 
 static void read_ranges(void)
 {
@@ -133,6 +135,7 @@ static int ask_driver(const void *ptr, ob1x_cuda_ptr_info_t *info)
     } else if (CU_MEMORYTYPE_DEVICE == mem_type) {
         info->type = OB1X_CUDA_MEM_DEVICE;
         ob1x_cuda_note_context(ctx);
+        __atomic_store_n(&noted_device, ordinal, __ATOMIC_RELAXED);
     } else {
         return OPAL_SUCCESS;
     }
@@ -142,6 +145,11 @@ static int ask_driver(const void *ptr, ob1x_cuda_ptr_info_t *info)
     info->base = (uintptr_t) base;
     info->size = size;
     return OPAL_SUCCESS;
+}
+
+int ob1x_cuda_noted_device(void)
+{
+    return __atomic_load_n(&noted_device, __ATOMIC_RELAXED);
 }
 
 int ob1x_cuda_classify(const void *ptr, size_t len, ob1x_cuda_ptr_info_t *info)

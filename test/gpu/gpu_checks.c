@@ -928,6 +928,9 @@ int main(int argc, char **argv)
     const char *ipc = arg(argc, argv, "ipc", "auto");
     int provided, ndev, enabled, all_enabled;
 
+    /* line by line: a crash keeps what was printed, and a process the
+     * driver forks does not print the buffer twice */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     label = arg(argc, argv, "label", "run");
     corrupt = atoll(arg(argc, argv, "corrupt", "-1"));
     ndev = driver_open(arg(argc, argv, "dev", "0"), env_rank ? atoi(env_rank) : 0);

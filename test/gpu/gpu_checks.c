@@ -575,7 +575,7 @@ static void check_ipc(const char *mode)
     } else if (hit1 - hit0 < (unsigned long long) reps) {
         report("ipc_cache", 0 == strcmp(mode, "require") ? "FAIL" : "SKIP",
                "CUDA IPC did not carry the repeated messages (cache hits +%llu of %d, misses "
-               "+%llu): staged (data verified)", hit1 - hit0, reps, miss1 - miss0);
+               "+%llu; data verified)", hit1 - hit0, reps, miss1 - miss0);
     } else if (miss1 != miss0) {
         report("ipc_cache", "FAIL", "%d repeated messages of one buffer: "
                "btl_smcuda_ipc_cache_misses +%llu (cuIpcOpenMemHandle calls), expected +0",

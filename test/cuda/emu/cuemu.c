@@ -98,7 +98,7 @@ _Static_assert(sizeof(emu_handle_t) <= sizeof(CUipcMemHandle), "handle too large
 
 static struct {
     pthread_mutex_t lock;
-    bool set_up, initialised, no_peer;
+    bool set_up, initialised, no_peer, protect;
     int n_devices, event_polls;
     size_t arena;
     const char *count_path;
@@ -159,6 +159,7 @@ static void set_up(void)
     emu.n_devices = (int) env_long("OB1X_CUEMU_DEVICES", 1);
     emu.n_devices = emu.n_devices > MAX_DEVICES ? MAX_DEVICES : emu.n_devices;
     emu.no_peer = 0 != env_long("OB1X_CUEMU_NO_PEER", 0);
+    emu.protect = 0 != env_long("OB1X_CUEMU_PROTECT", 0);
     emu.event_polls = (int) env_long("OB1X_CUEMU_EVENT_POLLS", 2);
     emu.arena = (size_t) env_long("OB1X_CUEMU_ARENA_MB", 64) << 20;
     emu.count_path = getenv("OB1X_CUEMU_COUNT");
@@ -195,6 +196,52 @@ static CUresult enter(int call)
 
 /* --- memory (emu.lock held) ------------------------------------------------ */
 
+/* OB1X_CUEMU_PROTECT=1: device memory (our arenas and the peers' views
+ * mapped by cuIpcOpenMemHandle) is PROT_NONE but inside the emulation's
+ * own copies, so host code that touches it faults as on a GPU. */
+static int dev_prot(void)
+{
+    return emu.protect ? PROT_NONE : PROT_READ | PROT_WRITE;
+}
+
+/* Sets prot on the pages of [p, p + len) that are device memory. */
+static void protect_span(const void *p, size_t len, int prot)
+{
+    size_t page = (size_t) sysconf(_SC_PAGESIZE);
+    uintptr_t lo = (uintptr_t) p, hi = lo + len;
+
+    for (int i = 0; i < MAX_DEVICES + MAX_IMPORTS; i++) {
+        uintptr_t a, b;
+        if (i < MAX_DEVICES) {
+            a = (uintptr_t) emu.dev[i].base;
+            b = NULL != emu.dev[i].base ? a + emu.arena : 0;
+        } else {
+            emu_import_t *m = &emu.import[i - MAX_DEVICES];
+            a = (uintptr_t) m->addr;
+            b = m->live ? a + m->size : 0;
+        }
+        if (lo < b && a < hi) {
+            uintptr_t s = (lo > a ? lo : a) / page * page;
+            uintptr_t e = hi < b ? hi : b;
+            (void) mprotect((void *) s, e - s, prot);
+        }
+    }
+}
+
+/* The one place device memory is read or written (emu.lock held). */
+static void dev_copy(void *dst, const void *src, size_t len)
+{
+    if (emu.protect) {
+        protect_span(dst, len, PROT_READ | PROT_WRITE);
+        protect_span(src, len, PROT_READ | PROT_WRITE);
+    }
+    memmove(dst, src, len);
+    if (emu.protect) {
+        protect_span(dst, len, PROT_NONE);
+        protect_span(src, len, PROT_NONE);
+    }
+}
+
 static int open_arena(int d)
 {
     emu_device_t *dev = &emu.dev[d];
@@ -210,7 +257,7 @@ static int open_arena(int d)
     }
     p = MAP_FAILED;
     if (0 == ftruncate(dev->fd, (off_t) emu.arena)) {
-        p = mmap(NULL, emu.arena, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd, 0);
+        p = mmap(NULL, emu.arena, dev_prot(), MAP_SHARED, dev->fd, 0);
     }
     if (MAP_FAILED == p) {
         close(dev->fd);
@@ -312,7 +359,10 @@ EMU_EXPORT void cuemu_free(void *ptr)
 
 EMU_EXPORT int cuemu_memcpy(void *dst, const void *src, size_t len)
 {
-    memmove(dst, src, len); /* all emulated memory is mapped here */
+    pthread_mutex_lock(&emu.lock);
+    set_up();
+    dev_copy(dst, src, len); /* all emulated memory is mapped here */
+    pthread_mutex_unlock(&emu.lock);
     return 0;
 }
 
@@ -600,7 +650,7 @@ static CUresult map_import(const emu_handle_t *h, int dev, CUdeviceptr *out)
     if (fd < 0) {
         return CUDA_ERROR_INVALID_HANDLE;
     }
-    p = mmap(NULL, h->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t) h->off);
+    p = mmap(NULL, h->size, dev_prot(), MAP_SHARED, fd, (off_t) h->off);
     close(fd);
     if (MAP_FAILED == p) {
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -719,6 +769,8 @@ EMU_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t len, 
     if (NULL == current_ctx) {
         return CUDA_ERROR_INVALID_CONTEXT;
     }
-    memmove((void *) (uintptr_t) dst, (const void *) (uintptr_t) src, len);
+    pthread_mutex_lock(&emu.lock);
+    dev_copy((void *) (uintptr_t) dst, (const void *) (uintptr_t) src, len);
+    pthread_mutex_unlock(&emu.lock);
     return CUDA_SUCCESS;
 }

@@ -23,6 +23,10 @@
  *   OB1X_CUEMU_ARENA_MB=N     size of each device's memory (default 64)
  *   OB1X_CUEMU_EVENT_POLLS=N  cuEventQuery answers CUDA_ERROR_NOT_READY N
  *                             times after each record (default 2)
+ *   OB1X_CUEMU_PROTECT=1      device memory (this process's and the views
+ *                             of peers' memory opened by IPC) is PROT_NONE
+ *                             except inside cuMemcpyAsync and cuemu_memcpy:
+ *                             host code touching it faults, as on a GPU
  */
 #ifndef CUEMU_H
 #define CUEMU_H

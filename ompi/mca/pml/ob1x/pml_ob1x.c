@@ -167,6 +167,10 @@ int ob1x_add_procs(struct ompi_proc_t **procs, size_t nprocs)
         /* before the first message: it settles mpi_leave_pinned's "auto" */
         rc = ob1x_reg_init();
     }
+    if (OMPI_SUCCESS == rc) {
+        /* is the CUDA driver loaded here (device buffers possible)? */
+        rc = ob1x_cuda_open();
+    }
     return rc;
 }
 

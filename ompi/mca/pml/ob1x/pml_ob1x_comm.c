@@ -13,6 +13,7 @@
 
 #include "pml_ob1x.h"
 #include "pml_ob1x_comm.h"
+#include "pml_ob1x_cuda.h"
 #include "pml_ob1x_match.h"
 #include "pml_ob1x_orphans.h"
 #include "pml_ob1x_recvfrag.h"
@@ -160,6 +161,7 @@ int ob1x_add_comm(struct ompi_communicator_t *comm)
     if (comm->c_contextid > OB1X_MAX_CONTEXTID) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    ob1x_cuda_refresh(); /* CUDA loaded since MPI_Init? */
     oc = calloc(1, sizeof(*oc) + (size_t) n * sizeof(ob1x_comm_peer_t));
     if (NULL == oc) {
         return OMPI_ERR_OUT_OF_RESOURCE;

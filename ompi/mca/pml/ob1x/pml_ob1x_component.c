@@ -14,6 +14,7 @@
 #include "common_ob1x_monitoring.h"
 #include "ob1x_version.h"
 #include "pml_ob1x.h"
+#include "pml_ob1x_cuda.h"
 #include "pml_ob1x_ctl.h"
 #include "pml_ob1x_hdr.h"
 #include "pml_ob1x_rdma.h"
@@ -244,6 +245,7 @@ static int component_register(void)
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
+    ob1x_cuda_register_params();
     return ob1x_pvars_register_all();
 }
 
@@ -318,6 +320,7 @@ static int component_finalize(void)
     mca_pml_ob1x_t *m = &mca_pml_ob1x;
 
     opal_progress_unregister(ob1x_progress);
+    ob1x_cuda_close();
     ob1x_monitoring_fini();
     ob1x_reg_fini(); /* before the BTLs are finalized */
     mca_pml_base_bsend_fini();

@@ -60,6 +60,10 @@ enum ob1x_hdr_type {
 /* RNDV only, with CONTIG: direct put; the RNDV carries no data and the
  * receiver answers with PUTs for the whole message (or an ACK). */
 #define OB1X_HDR_FLAG_PIN 0x08
+/* RGET only: the sender's data is device (GPU) memory, registered with
+ * OB1X_BTL_REG_FLAG_DEVICE; only a BTL with OB1X_BTL_PROP_DEVICE_GET may
+ * get it (docs/cuda.md). */
+#define OB1X_HDR_FLAG_DEVICE 0x04
 /* ACK only: a further range to send by FRAGs (an RDMA range given up or
  * refused), not the answer to a RNDV. */
 #define OB1X_HDR_FLAG_ACK_MORE 0x04

@@ -62,6 +62,19 @@ static const ob1x_pvar_t other_pvars[] = {
      "Messages that could go by RDMA sent by the send/recv pipeline because the BTL's "
      "published figures favour its copy path",
      MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_HINT_COPY)},
+    {"cuda_bytes_staged",
+     "Bytes ob1x copied between device (GPU) buffers and their host copies: sends and "
+     "receives of device memory that no device RGET carried (docs/cuda.md)",
+     MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_CUDA_STAGED)},
+    {"cuda_rget_device",
+     "Messages sent from device memory by a device RGET (the peer's BTL read the device "
+     "buffer, e.g. by CUDA IPC); a refused one is staged afterwards and counted here too",
+     MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_CUDA_RGET)},
+    {"cuda_enabled",
+     "1 when ob1x handles CUDA device buffers in this process now: built with CUDA support "
+     "and the CUDA driver is loaded here (by the application or by ob1x), so every buffer is "
+     "classified; 0 otherwise (no device memory can exist in this process)",
+     MCA_BASE_PVAR_CLASS_LEVEL, EVENT(OB1X_EV_CUDA_ENABLED)},
     {"unexpected_length", "Unexpected messages held now", MCA_BASE_PVAR_CLASS_LEVEL,
      &ob1x_counters.unexpected_length},
 };

@@ -35,6 +35,9 @@ typedef enum ob1x_event {
     OB1X_EV_REG_MADE,             /* registrations made with a BTL */
     OB1X_EV_REG_REUSED,           /* registrations served from the cache */
     OB1X_EV_HINT_COPY,            /* RDMA-eligible sends moved by the copy pipeline on BTL figures */
+    OB1X_EV_CUDA_STAGED,          /* bytes copied between device memory and host copies */
+    OB1X_EV_CUDA_RGET,            /* device RGETs sent (device memory read by the peer's BTL) */
+    OB1X_EV_CUDA_ENABLED,         /* 1 once ob1x checks buffers for device memory */
     OB1X_EV_COUNT
 } ob1x_event_t;
 

@@ -18,6 +18,8 @@
 
 #include "ompi/mca/bml/base/base.h"
 
+#include "common_ob1x_hints.h"
+
 #include "pml_ob1x.h"
 #include "pml_ob1x_ctl.h"
 #include "pml_ob1x_rdma.h"
@@ -46,6 +48,9 @@ static void rget_done(ob1x_rdma_op_t *op, int status)
     size_t offset = op->offset, length = op->length;
 
     if (OPAL_UNLIKELY(OMPI_SUCCESS != status)) {
+        if (req->cuda_direct) {
+            ob1x_cuda_recv_note_fallback(req, offset, length);
+        }
         ob1x_rdma_fallback_notice(op, status);
         ob1x_rdma_op_return(op);
         ob1x_recv_request_ack(req, offset, length, true);
@@ -59,7 +64,7 @@ static void rget_done(ob1x_rdma_op_t *op, int status)
 /* Reads the sender's list of BTLs: keeps those this process has too (their
  * handles go to handles[]). Returns how many. */
 static int rget_btls(ob1x_recv_request_t *req, const unsigned char *data, size_t len,
-                     const ob1x_hdr_rdma_btl_t **handles, uint32_t nbtls)
+                     const ob1x_hdr_rdma_btl_t **handles, uint32_t nbtls, bool device)
 {
     mca_bml_base_endpoint_t *ep = mca_bml_base_get_endpoint(req->src);
     int n = 0;
@@ -75,7 +80,8 @@ static int rget_btls(ob1x_recv_request_t *req, const unsigned char *data, size_t
         data += OB1X_HDR_RDMA_BTL_LEN(e->handle_size);
         len -= OB1X_HDR_RDMA_BTL_LEN(e->handle_size);
         b = ob1x_rdma_btl_by_id(ep, e->btl_id, MCA_BTL_FLAGS_GET);
-        if (NULL == b || n == mca_pml_ob1x.params.max_rdma_per_request) {
+        if (NULL == b || n == mca_pml_ob1x.params.max_rdma_per_request ||
+            (device && !(ob1x_btl_props(b->btl) & OB1X_BTL_PROP_DEVICE_GET))) {
             continue;
         }
         memset(&req->rdma[n], 0, sizeof(req->rdma[n]));
@@ -129,20 +135,32 @@ void ob1x_recv_request_rget(ob1x_recv_request_t *req, const ob1x_hdr_rget_t *hdr
     size_t total = req->msg_length;
     size_t len = total < req->capacity ? total : req->capacity;
     unsigned char *base = ob1x_recv_request_contig_base(req);
+    bool device = 0 != (hdr->rndv.match.common.flags & OB1X_HDR_FLAG_DEVICE);
     int n, kept;
 
+    /* A device RGET into a buffer that is not contiguous is refused like
+     * any RGET: the sender stages and sends by FRAGs. */
     if (NULL == base) {
         rget_refuse(req, OB1X_EV_FALLBACK_NONCONTIG);
         return;
     }
-    req->rdma_base = base;
-    n = rget_btls(req, data, data_len, handles, hdr->nbtls);
+    n = rget_btls(req, data, data_len, handles, hdr->nbtls, device);
     if (0 == n) {
         rget_refuse(req, OB1X_EV_FALLBACK_NO_BTL);
         return;
     }
+    if (device && NULL != req->cuda_stage) {
+        /* device to device: into the user's buffer itself, not its host
+         * copy (the BTL classifies the local address) */
+        base = (unsigned char *) req->cuda_user + req->cuda_gap;
+        req->cuda_direct = true;
+    }
+    req->rdma_base = base;
     ob1x_rdma_shares(req->rdma, n, 0, len, 64);
-    kept = ob1x_rdma_register(req->rdma, n, base, MCA_BTL_REG_FLAG_LOCAL_WRITE);
+    /* A device get takes no local registration (the contract's
+     * local_handle NULL); a host RGET into a device receive buffer lands
+     * in its host copy, registered as any host buffer. */
+    kept = device ? n : ob1x_rdma_register(req->rdma, n, base, MCA_BTL_REG_FLAG_LOCAL_WRITE);
     if (kept < n) {
         /* the shares were made for all of them: simplest to send/recv */
         ob1x_rdma_deregister(req->rdma, kept);

@@ -37,6 +37,10 @@ static void recv_request_construct(ob1x_recv_request_t *req)
     /* zero whenever the request is idle: completion deregisters and clears
      * it, so every way of matching (posting, imrecv) starts from here */
     req->rdma_cnt = 0;
+    req->cuda_user = NULL;
+    req->cuda_stage = NULL;
+    req->cuda_back = NULL;
+    req->cuda_back_n = 0;
 }
 
 static void recv_request_destruct(ob1x_recv_request_t *req)
@@ -52,6 +56,10 @@ void ob1x_recv_request_init(ob1x_recv_request_t *req, void *buf, size_t count,
                             struct ompi_datatype_t *dtype, int src, int tag,
                             struct ompi_communicator_t *comm, bool persistent)
 {
+    if (OPAL_UNLIKELY(ob1x_cuda_live)) {
+        /* a device buffer: everything below works on its host copy */
+        ob1x_cuda_recv_setup(req, &buf, count, dtype, persistent);
+    }
     MCA_PML_BASE_RECV_REQUEST_INIT(&req->base, buf, count, dtype, src, tag, comm, persistent);
     /* The job is homogeneous (checked at add_procs), so the local convertor
      * serves every sender and can be prepared before the match. */
@@ -63,6 +71,9 @@ void ob1x_recv_request_init(ob1x_recv_request_t *req, void *buf, size_t count,
 
 static void recv_request_release(ob1x_recv_request_t *req)
 {
+    if (OPAL_UNLIKELY(NULL != req->cuda_stage)) {
+        ob1x_cuda_recv_release(req);
+    }
     MCA_PML_BASE_RECV_REQUEST_FINI(&req->base);
     opal_free_list_return(&mca_pml_ob1x.recv_requests, (opal_free_list_item_t *) req);
 }
@@ -82,6 +93,9 @@ void ob1x_recv_request_complete(ob1x_recv_request_t *req)
     if (req->rdma_cnt > 0) {
         ob1x_rdma_deregister(req->rdma, req->rdma_cnt);
         req->rdma_cnt = 0;
+    }
+    if (OPAL_UNLIKELY(NULL != req->cuda_stage)) {
+        ob1x_cuda_recv_done(req); /* before MPI sees the request complete */
     }
     if (OPAL_UNLIKELY(req->msg_length > req->capacity)) {
         status->MPI_ERROR = MPI_ERR_TRUNCATE;
@@ -382,6 +396,9 @@ void ob1x_recv_request_start(ob1x_recv_request_t *req)
     req->msg_length = 0;
     req->bytes_received = 0;
     req->release_bits &= OB1X_REL_FREED;
+    if (OPAL_UNLIKELY(NULL != req->cuda_stage) && req->base.req_base.req_ompi.req_persistent) {
+        ob1x_cuda_recv_start(req);
+    }
     if (0 != req->base.req_base.req_convertor.bConverted) {
         size_t zero = 0;
         opal_convertor_set_position(&req->base.req_base.req_convertor, &zero);

@@ -13,6 +13,7 @@
 
 #include "pml_ob1x.h"
 #include "pml_ob1x_comm.h"
+#include "pml_ob1x_cuda.h"
 #include "pml_ob1x_monitor.h"
 #include "pml_ob1x_rdma.h"
 #include "pml_ob1x_recvfrag.h"
@@ -44,6 +45,22 @@ typedef struct ob1x_recv_request {
     size_t put_bytes[OB1X_MAX_RDMA_BTLS];        /* bytes offered per BTL, for the shares */
     ob1x_reg_t *piece_reg[OB1X_RECV_PUT_DEPTH];  /* pipeline pieces' registrations */
     bool piece_busy[OB1X_RECV_PUT_DEPTH];
+    /* A device (CUDA) receive buffer (pml_ob1x_cuda.c): the user's address,
+     * the host copy the message is received into (NULL for host buffers),
+     * its span and offset (true_lb), and whether a device RGET wrote the
+     * device buffer itself (nothing to copy back). */
+    void *cuda_user;
+    void *cuda_stage;
+    size_t cuda_span;
+    ptrdiff_t cuda_gap;
+    bool cuda_contig;
+    bool cuda_direct;
+    /* Ranges of a direct device RGET that failed and come by FRAGs into
+     * the host copy instead: only they are copied to the device. */
+    int cuda_back_n;
+    struct ob1x_cuda_range {
+        size_t offset, length;
+    } *cuda_back;
 } ob1x_recv_request_t;
 
 OBJ_CLASS_DECLARATION(ob1x_recv_request_t);

@@ -440,6 +440,10 @@ void ob1x_send_request_acked(ob1x_send_request_t *req, const ob1x_hdr_ack_t *ack
 
     OPAL_THREAD_ADD_FETCH64(&req->outstanding, 1); /* live for the pass */
     req->dst_req = ack->dst_req;
+    if (OPAL_UNLIKELY(NULL != req->cuda_reg) && ack->length > 0 &&
+        OMPI_SUCCESS != ob1x_cuda_send_stage_late(req)) {
+        ob1x_send_fatal(req->base.req_base.req_proc, OMPI_ERROR);
+    }
     if (ack->length > 0) {
         ob1x_send_request_add_range(req, (size_t) ack->offset, (size_t) ack->length);
     }

@@ -43,11 +43,19 @@ static size_t rget_len(const ob1x_send_request_t *req, int *n, size_t limit)
     return len;
 }
 
+/* A device RGET: the buffer is device memory, registered for a BTL that
+ * reads it (pml_ob1x_cuda.c), and not staged (yet). */
+static inline bool rget_device(const ob1x_send_request_t *req)
+{
+    return NULL != req->cuda_reg && NULL == req->cuda_stage;
+}
+
 static void rget_fill(ob1x_send_request_t *req, ob1x_hdr_rget_t *hdr, unsigned char *base, int n)
 {
     unsigned char *p = (unsigned char *) (hdr + 1);
 
-    ob1x_send_request_fill_match(&hdr->rndv.match, req, OB1X_HDR_RGET, 0);
+    ob1x_send_request_fill_match(&hdr->rndv.match, req, OB1X_HDR_RGET,
+                                 rget_device(req) ? OB1X_HDR_FLAG_DEVICE : 0);
     hdr->rndv.match.in_rndv = 0;
     hdr->rndv.msg_length = req->base.req_bytes_packed;
     hdr->rndv.src_req = (uint64_t) (uintptr_t) req;
@@ -72,7 +80,17 @@ static void rget_fill(ob1x_send_request_t *req, ob1x_hdr_rget_t *hdr, unsigned c
  * fits our header. Returns how many. */
 static int rget_register(ob1x_send_request_t *req, unsigned char *base)
 {
-    int n = ob1x_rdma_btls(req->endpoint, MCA_BTL_FLAGS_GET, req->rdma), kept = 0;
+    int n, kept = 0;
+
+    if (OPAL_UNLIKELY(rget_device(req))) {
+        /* the one device-get BTL, registered (directly) by the entry point */
+        memset(&req->rdma[0], 0, sizeof(req->rdma[0]));
+        req->rdma[0].bml_btl = req->cuda_btl;
+        req->rdma[0].handle = req->cuda_reg;
+        req->rdma[0].length = req->base.req_bytes_packed;
+        return 1;
+    }
+    n = ob1x_rdma_btls(req->endpoint, MCA_BTL_FLAGS_GET, req->rdma);
 
     for (int i = 0; i < n; ++i) {
         if (req->rdma[i].bml_btl->btl->btl_registration_handle_size <= OB1X_MAX_HANDLE) {
@@ -96,6 +114,9 @@ static void rget_unstart(ob1x_send_request_t *req)
         (void) ob1x_counter_add(&ob1x_counters.events[OB1X_EV_SYNCHRONOUS], (uint64_t) -1);
     }
     OPAL_THREAD_ADD_FETCH32(&mca_pml_ob1x.rdma_live, -1);
+    if (rget_device(req)) {
+        (void) ob1x_counter_add(&ob1x_counters.events[OB1X_EV_CUDA_RGET], (uint64_t) -1);
+    }
     req->protocol = OB1X_PROTO_COUNT;
     req->outstanding = (int64_t) size;
 }
@@ -116,6 +137,9 @@ static void rget_started(ob1x_send_request_t *req, int n, int unit)
     ob1x_count_protocol(OB1X_PROTO_RGET, size);
     if (MCA_PML_BASE_SEND_SYNCHRONOUS == req->base.req_send_mode) {
         ob1x_count_event(OB1X_EV_SYNCHRONOUS);
+    }
+    if (rget_device(req)) {
+        ob1x_count_event(OB1X_EV_CUDA_RGET);
     }
 }
 
@@ -158,6 +182,13 @@ int ob1x_send_start_rget(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
     len = rget_len(req, &n, bml_btl->btl->btl_eager_limit);
     ob1x_rdma_deregister(req->rdma + n, registered - n); /* those that did not fit */
     if (0 == n) {
+        if (OPAL_UNLIKELY(rget_device(req))) {
+            /* the handle does not fit the BTL's eager fragment */
+            int rc = ob1x_cuda_send_stage_late(req);
+            if (OMPI_SUCCESS != rc) {
+                return rc;
+            }
+        }
         return ob1x_send_start_sendrecv_pipeline(req, bml_btl);
     }
     if (rget_immediate(req, bml_btl, base, n, len)) {

@@ -42,6 +42,9 @@ static void send_request_construct(ob1x_send_request_t *req)
     OBJ_CONSTRUCT(&req->range_lock, opal_mutex_t);
     OBJ_CONSTRUCT(&req->range0, opal_list_item_t);
     req->range0_used = false;
+    req->cuda_user = NULL;
+    req->cuda_stage = NULL;
+    req->cuda_reg = NULL;
 }
 
 static void send_request_destruct(ob1x_send_request_t *req)
@@ -66,6 +69,9 @@ void ob1x_send_request_reprepare(ob1x_send_request_t *req)
 
 void ob1x_send_request_release(ob1x_send_request_t *req)
 {
+    if (OPAL_UNLIKELY(NULL != req->cuda_user)) {
+        ob1x_cuda_send_release(req);
+    }
     MCA_PML_BASE_SEND_REQUEST_FINI(&req->base);
     opal_free_list_return(&mca_pml_ob1x.send_requests, (opal_free_list_item_t *) req);
 }
@@ -98,6 +104,9 @@ void ob1x_send_request_pml_complete(ob1x_send_request_t *req)
     if (req->rdma_cnt > 0) {
         ob1x_rdma_deregister(req->rdma, req->rdma_cnt);
         req->rdma_cnt = 0;
+    }
+    if (OPAL_UNLIKELY(NULL != req->cuda_reg)) {
+        ob1x_cuda_send_fini(req);
     }
     if (OB1X_PROTO_RGET == req->protocol) {
         OPAL_THREAD_ADD_FETCH32(&mca_pml_ob1x.rdma_live, -1);

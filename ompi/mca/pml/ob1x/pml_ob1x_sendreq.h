@@ -19,6 +19,7 @@
 
 #include "pml_ob1x.h"
 #include "pml_ob1x_comm.h"
+#include "pml_ob1x_cuda.h"
 #include "pml_ob1x_hdr.h"
 #include "pml_ob1x_protocol.h"
 #include "pml_ob1x_rdma.h"
@@ -74,6 +75,13 @@ typedef struct ob1x_send_request {
     /* RDMA: the BTLs the sender registered its buffer with (rget, rput). */
     int rdma_cnt;
     ob1x_rdma_btl_t rdma[OB1X_MAX_RDMA_BTLS];
+    /* A device (CUDA) buffer (pml_ob1x_cuda.c): the user's address (NULL
+     * for host buffers), its host copy when staged, and its device
+     * registration when it goes by a device RGET. */
+    const void *cuda_user;
+    void *cuda_stage;
+    mca_btl_base_registration_handle_t *cuda_reg;
+    mca_bml_base_btl_t *cuda_btl;
 } ob1x_send_request_t;
 
 OBJ_CLASS_DECLARATION(ob1x_send_request_t);
@@ -332,6 +340,9 @@ static inline int ob1x_send_request_start_on(ob1x_send_request_t *req, mca_bml_b
     ob1x_proto_in_t in;
     ob1x_protocol_t proto;
 
+    if (OPAL_UNLIKELY(NULL != req->cuda_reg && NULL == req->cuda_stage)) {
+        return ob1x_send_start_rget(req, bml_btl); /* the device RGET */
+    }
     ob1x_proto_in_init(&in, bml_btl->btl, req->base.req_bytes_packed, req->base.req_send_mode,
                        req->oproc);
     if (in.size > in.eager_max) {

@@ -19,7 +19,8 @@ static int replace_busy_send(ompi_request_t **slot)
 {
     ob1x_send_request_t *old = (ob1x_send_request_t *) *slot;
     ompi_request_t *fresh;
-    int rc = ob1x_isend_init(old->base.req_base.req_addr, old->base.req_base.req_count,
+    const void *addr = NULL != old->cuda_user ? old->cuda_user : old->base.req_base.req_addr;
+    int rc = ob1x_isend_init(addr, old->base.req_base.req_count,
                              old->base.req_base.req_datatype, old->base.req_base.req_peer,
                              old->base.req_base.req_tag, old->base.req_send_mode,
                              old->base.req_base.req_comm, &fresh);
@@ -58,7 +59,13 @@ static int start_send(ompi_request_t **slot)
     if (ob1x_mon_is_on()) {
         monitor_start(req);
     }
-    rc = ob1x_send_request_begin(req, -1, NULL, OB1X_PROTO_COUNT);
+    rc = OMPI_SUCCESS;
+    if (OPAL_UNLIKELY(NULL != req->cuda_stage)) {
+        rc = ob1x_cuda_send_restage(req); /* the device data of this start */
+    }
+    if (OPAL_LIKELY(OMPI_SUCCESS == rc)) {
+        rc = ob1x_send_request_begin(req, -1, NULL, OB1X_PROTO_COUNT);
+    }
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
         /* Report through the request, as MPI_Start must leave it usable. */
         req->base.req_base.req_ompi.req_status.MPI_ERROR = rc;

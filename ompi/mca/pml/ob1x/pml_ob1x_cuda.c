@@ -1,0 +1,571 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * Device (CUDA) buffers in ob1x: recognition, staging through host memory,
+ * and the policy of the device RGET (pml_ob1x_cuda.h, docs/cuda.md).
+ *
+ * Staging is a whole-span copy: the device span of the message is copied
+ * to plain host memory (malloc: the common library has no pinned
+ * allocator, and the copy is a cuMemcpyAsync polled to completion) before
+ * the send starts, and the message is sent from that copy with the user's
+ * datatype, so every protocol, send mode and BTL works unchanged. A device
+ * receive buffer receives into such a copy, which goes to the device when
+ * the last byte has arrived, before the request completes.
+ */
+#define _GNU_SOURCE /* dl_iterate_phdr */
+#include "ompi_config.h"
+
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/runtime/opal_progress.h"
+#include "ompi/mca/bml/base/base.h"
+#include "ompi/mca/rte/rte.h"
+
+#include "common_ob1x_help.h"
+#include "common_ob1x_hints.h"
+
+#include "pml_ob1x.h"
+#include "pml_ob1x_cuda.h"
+#include "pml_ob1x_recvreq.h"
+#include "pml_ob1x_sendreq.h"
+
+#if OB1X_PML_CUDA
+#include "common_ob1x_cuda.h"
+#endif
+
+bool ob1x_cuda_live = false;
+
+/* pml_ob1x_cuda_support: ob1x was built with CUDA support. */
+static bool cuda_support = OB1X_PML_CUDA ? true : false;
+
+void ob1x_cuda_register_params(void)
+{
+    (void) mca_base_component_var_register(
+        &mca_pml_ob1x_component.pmlm_version, "cuda_support",
+        "Whether this pml/ob1x was built with CUDA support (read only): device buffers are "
+        "then recognised in any process that has loaded the CUDA driver; see the MPI_T "
+        "variable pml_ob1x_cuda_enabled for a given run",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, MCA_BASE_VAR_FLAG_DEFAULT_ONLY, OPAL_INFO_LVL_4,
+        MCA_BASE_VAR_SCOPE_CONSTANT, &cuda_support);
+}
+
+#if OB1X_PML_CUDA
+
+/* ------------------------------------------------------------ recognition */
+
+static int adds_callback(struct dl_phdr_info *info, size_t size, void *adds)
+{
+    (void) size;
+    *(unsigned long long *) adds = info->dlpi_adds;
+    return 1;
+}
+
+static int refresh_progress(void);
+static bool progress_registered;
+
+void ob1x_cuda_refresh(void)
+{
+    static unsigned long long adds_seen = ~0ULL;
+    unsigned long long adds = 0;
+
+    if (ob1x_cuda_live) {
+        return;
+    }
+    if (!ob1x_cuda_loaded()) {
+        /* The dynamic loader is asked only when a library was loaded since
+         * the last look. */
+        (void) dl_iterate_phdr(adds_callback, &adds);
+        if (adds == adds_seen || OPAL_SUCCESS != ob1x_cuda_init(false)) {
+            adds_seen = adds;
+            return;
+        }
+    }
+    ob1x_cuda_live = true;
+    ob1x_counters.events[OB1X_EV_CUDA_ENABLED] = 1;
+}
+
+/* An application that loads CUDA after MPI_Init and after its last
+ * communicator creation is noticed from progress (every few calls, until
+ * then). */
+static int refresh_progress(void)
+{
+    ob1x_cuda_refresh();
+    return 0;
+}
+
+int ob1x_cuda_open(void)
+{
+    ob1x_cuda_refresh();
+    if (!ob1x_cuda_live && !progress_registered) {
+        progress_registered = OPAL_SUCCESS == opal_progress_register_lp(refresh_progress);
+    }
+    return OMPI_SUCCESS;
+}
+
+void ob1x_cuda_close(void)
+{
+    if (progress_registered) {
+        (void) opal_progress_unregister(refresh_progress);
+        progress_registered = false;
+    }
+}
+
+bool ob1x_cuda_is_device(const void *buf, size_t count, struct ompi_datatype_t *dtype)
+{
+    ob1x_cuda_ptr_info_t info;
+    ptrdiff_t gap;
+    size_t span = opal_datatype_span(&dtype->super, count, &gap);
+
+    if (0 == span || 0 == dtype->super.size) {
+        return false; /* nothing is read or written */
+    }
+    if (OPAL_SUCCESS != ob1x_cuda_classify((const char *) buf + gap, span, &info) ||
+        OB1X_CUDA_MEM_DEVICE != info.type) {
+        return false;
+    }
+    /* The first device buffer: the driver is needed for good. */
+    return OPAL_SUCCESS == ob1x_cuda_init(true);
+}
+
+/* ------------------------------------------------------------- copies */
+
+/* A copy polled to completion (progress is not called: the caller may be
+ * inside it). */
+static int copy_sync(void *dst, const void *src, size_t len)
+{
+    int ticket, rc;
+
+    if (0 == len) {
+        return OMPI_SUCCESS;
+    }
+    rc = ob1x_cuda_copy_start(dst, src, len, &ticket);
+    while (OPAL_SUCCESS == rc) {
+        rc = ob1x_cuda_copy_test(ticket);
+        if (OPAL_ERR_RESOURCE_BUSY != rc) {
+            break;
+        }
+        rc = OPAL_SUCCESS;
+    }
+    if (OPAL_SUCCESS == rc) {
+        (void) ob1x_counter_add(&ob1x_counters.events[OB1X_EV_CUDA_STAGED], len);
+    }
+    return OPAL_SUCCESS == rc ? OMPI_SUCCESS : OMPI_ERROR;
+}
+
+/* Host memory for the span of a message; NULL after telling the user. */
+static void *stage_alloc(size_t span)
+{
+    void *p = malloc(span);
+
+    if (OPAL_UNLIKELY(NULL == p)) {
+        ob1x_show_help_now("help-mpi-pml-ob1x.txt", "out-of-memory",
+                           "the host copy of a device (GPU) buffer", "the job is aborted",
+                           ob1x_host());
+        ompi_rte_abort(OMPI_ERR_OUT_OF_RESOURCE, NULL);
+    }
+    return p;
+}
+
+/* Why a device buffer is staged where CUDA IPC might have been expected. */
+typedef enum { WHY_NONCONTIG, WHY_NO_DEVICE_BTL, WHY_COUNT } stage_why_t;
+
+static void warn_staged(stage_why_t why, struct ompi_proc_t *peer)
+{
+    static bool shown[WHY_COUNT];
+    static const char *const text[WHY_COUNT] = {
+        "its datatype is not contiguous (a peer reads only contiguous device memory)",
+        "no BTL to that process can read device memory (no btl/smcuda CUDA IPC to it)"};
+
+    if (shown[why]) {
+        return;
+    }
+    shown[why] = true;
+    ob1x_show_help_now("help-mpi-pml-ob1x-cuda.txt", "cuda-staged", ob1x_host(), text[why],
+                       OMPI_NAME_PRINT(&peer->super.proc_name));
+}
+
+/* ------------------------------------------------------------- sends */
+
+/* The BTL to the peer that reads device memory, or NULL. */
+static mca_bml_base_btl_t *device_get_btl(mca_bml_base_endpoint_t *ep)
+{
+    size_t n = mca_bml_base_btl_array_get_size(&ep->btl_rdma);
+
+    for (size_t i = 0; i < n; ++i) {
+        mca_bml_base_btl_t *b = mca_bml_base_btl_array_get_index(&ep->btl_rdma, i);
+        if (ob1x_btl_props(b->btl) & OB1X_BTL_PROP_DEVICE_GET) {
+            return b;
+        }
+    }
+    return NULL;
+}
+
+/*
+ * The device RGET, if it may carry this message: contiguous, not buffered
+ * (MPI_Bsend packs into the attached buffer), of rendezvous size, to a
+ * peer with a device-get BTL that registers the buffer now (NULL: CUDA IPC
+ * with the peer is not set up yet, or refused; the BTL started the set-up
+ * and the message is staged). Warns once when IPC might have been
+ * expected and cannot serve.
+ */
+static mca_btl_base_registration_handle_t *
+device_rget_reg(const void *buf, size_t count, struct ompi_datatype_t *dtype,
+                mca_pml_base_send_mode_t mode, ob1x_comm_peer_t *peer, mca_bml_base_btl_t **out)
+{
+    mca_bml_base_endpoint_t *ep = peer->endpoint;
+    mca_bml_base_btl_t *eager, *b;
+    mca_btl_base_registration_handle_t *h;
+    size_t size = dtype->super.size * count;
+    bool local = OPAL_PROC_ON_LOCAL_NODE(peer->proc->super.proc_flags);
+
+    eager = mca_bml_base_btl_array_get_index(&ep->btl_eager, 0);
+    if (MCA_PML_BASE_SEND_BUFFERED == mode || NULL == eager ||
+        size <= ob1x_eager_max(eager->btl)) {
+        return NULL;
+    }
+    if (!opal_datatype_is_contiguous_memory_layout(&dtype->super, (int32_t) count)) {
+        if (local) {
+            warn_staged(WHY_NONCONTIG, peer->proc);
+        }
+        return NULL;
+    }
+    b = device_get_btl(ep);
+    if (NULL == b) {
+        if (local) {
+            warn_staged(WHY_NO_DEVICE_BTL, peer->proc);
+        }
+        return NULL;
+    }
+    if (NULL == b->btl->btl_register_mem ||
+        b->btl->btl_registration_handle_size > OB1X_MAX_HANDLE) {
+        return NULL;
+    }
+    /* Directly, never through a registration cache: a device buffer's
+     * registration names its allocation, which may be freed at any time. */
+    h = b->btl->btl_register_mem(b->btl, b->btl_endpoint,
+                                 (char *) buf + dtype->super.true_lb, size,
+                                 MCA_BTL_REG_FLAG_REMOTE_READ | OB1X_BTL_REG_FLAG_DEVICE);
+    *out = b;
+    return h;
+}
+
+/* The host copy of a device send buffer; *host is the address to give the
+ * datatype (the copy minus the span's offset). */
+static int stage_send(const void *buf, size_t count, struct ompi_datatype_t *dtype, bool copy,
+                      void **block, void **host)
+{
+    ptrdiff_t gap;
+    size_t span = opal_datatype_span(&dtype->super, count, &gap);
+
+    *block = stage_alloc(span);
+    if (NULL == *block) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    *host = (char *) *block - gap;
+    if (copy && OMPI_SUCCESS != copy_sync(*block, (const char *) buf + gap, span)) {
+        free(*block);
+        *block = NULL;
+        return OMPI_ERROR;
+    }
+    return OMPI_SUCCESS;
+}
+
+static int wait_send(ob1x_send_request_t *req)
+{
+    ompi_request_t *request = (ompi_request_t *) req;
+    int rc;
+
+    ompi_request_wait_completion(request);
+    rc = request->req_status.MPI_ERROR;
+    ompi_request_free(&request);
+    return rc;
+}
+
+int ob1x_cuda_isend(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst, int tag,
+                    mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
+                    struct ompi_request_t **request)
+{
+    ob1x_comm_peer_t *peer = ob1x_peer(comm, dst);
+    mca_bml_base_btl_t *dev_btl = NULL;
+    mca_btl_base_registration_handle_t *reg = NULL;
+    ob1x_send_request_t *req = NULL;
+    void *block = NULL, *host = (void *) buf;
+    int rc;
+
+    if (OPAL_UNLIKELY(NULL == peer->endpoint)) {
+        return OMPI_ERR_UNREACH;
+    }
+    reg = device_rget_reg(buf, count, dtype, mode, peer, &dev_btl);
+    if (NULL == reg) {
+        rc = stage_send(buf, count, dtype, true, &block, &host);
+        if (OMPI_SUCCESS != rc) {
+            return rc;
+        }
+    }
+    rc = ob1x_send_request_create(host, count, dtype, dst, tag, mode, comm, false, &req);
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+        free(block);
+        if (NULL != reg) {
+            (void) dev_btl->btl->btl_deregister_mem(dev_btl->btl, reg);
+        }
+        return rc;
+    }
+    req->cuda_user = buf;
+    req->cuda_stage = block;
+    req->cuda_reg = reg;
+    req->cuda_btl = dev_btl;
+    rc = ob1x_send_request_begin(req, -1, NULL, OB1X_PROTO_COUNT);
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+        ob1x_cuda_send_fini(req);
+        ob1x_send_request_release(req);
+        return rc;
+    }
+    if (NULL != request) {
+        *request = (ompi_request_t *) req;
+        return OMPI_SUCCESS;
+    }
+    return wait_send(req);
+}
+
+/* A persistent send of a device buffer is always staged (the copy is
+ * refreshed at each MPI_Start). */
+int ob1x_cuda_isend_init(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst,
+                         int tag, mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
+                         struct ompi_request_t **request)
+{
+    ob1x_send_request_t *req = NULL;
+    void *block, *host;
+    int rc = stage_send(buf, count, dtype, false, &block, &host);
+
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    rc = ob1x_send_request_create(host, count, dtype, dst, tag, mode, comm, true, &req);
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+        free(block);
+        return rc;
+    }
+    req->cuda_user = buf;
+    req->cuda_stage = block;
+    *request = (ompi_request_t *) req;
+    return OMPI_SUCCESS;
+}
+
+int ob1x_cuda_send_restage(ob1x_send_request_t *req)
+{
+    ptrdiff_t gap;
+    size_t span = opal_datatype_span(&req->base.req_base.req_datatype->super,
+                                     req->base.req_base.req_count, &gap);
+
+    return copy_sync(req->cuda_stage, (const char *) req->cuda_user + gap, span);
+}
+
+int ob1x_cuda_send_stage_late(ob1x_send_request_t *req)
+{
+    void *block, *host;
+    int rc;
+
+    if (NULL != req->cuda_stage) {
+        return OMPI_SUCCESS; /* staged already */
+    }
+    rc = stage_send(req->cuda_user, req->base.req_base.req_count, req->base.req_base.req_datatype,
+                    true, &block, &host);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    req->cuda_stage = block;
+    req->base.req_addr = host;
+    /* From now on the convertor reads the copy (positioned by each range
+     * the scheduler sends). */
+    ob1x_send_request_reprepare(req);
+    return OMPI_SUCCESS;
+}
+
+void ob1x_cuda_send_fini(ob1x_send_request_t *req)
+{
+    if (NULL != req->cuda_reg) {
+        (void) req->cuda_btl->btl->btl_deregister_mem(req->cuda_btl->btl, req->cuda_reg);
+        req->cuda_reg = NULL;
+    }
+}
+
+void ob1x_cuda_send_release(ob1x_send_request_t *req)
+{
+    free(req->cuda_stage);
+    req->cuda_stage = NULL;
+    req->cuda_user = NULL;
+}
+
+/* ------------------------------------------------------------- receives */
+
+void ob1x_cuda_recv_setup(ob1x_recv_request_t *req, void **buf, size_t count,
+                          struct ompi_datatype_t *dtype, bool persistent)
+{
+    ptrdiff_t gap;
+    size_t span;
+
+    if (!ob1x_cuda_is_device(*buf, count, dtype)) {
+        return;
+    }
+    span = opal_datatype_span(&dtype->super, count, &gap);
+    req->cuda_stage = stage_alloc(span);
+    if (NULL == req->cuda_stage) {
+        return;
+    }
+    req->cuda_user = *buf;
+    req->cuda_span = span;
+    req->cuda_gap = gap;
+    req->cuda_contig = opal_datatype_is_contiguous_memory_layout(&dtype->super, (int32_t) count);
+    req->cuda_direct = false;
+    *buf = (char *) req->cuda_stage - gap;
+    if (!persistent) {
+        ob1x_cuda_recv_start(req);
+    }
+}
+
+void ob1x_cuda_recv_start(ob1x_recv_request_t *req)
+{
+    req->cuda_direct = false;
+    req->cuda_back_n = 0;
+    if (!req->cuda_contig &&
+        OMPI_SUCCESS != copy_sync(req->cuda_stage, (char *) req->cuda_user + req->cuda_gap,
+                                  req->cuda_span)) {
+        req->base.req_base.req_ompi.req_status.MPI_ERROR = MPI_ERR_INTERN;
+    }
+}
+
+void ob1x_cuda_recv_done(ob1x_recv_request_t *req)
+{
+    size_t len = req->cuda_span;
+
+    if (req->cuda_direct) {
+        /* a device RGET wrote the device buffer itself, but for the
+         * ranges of gets that failed */
+        for (int i = 0; i < req->cuda_back_n; ++i) {
+            struct ob1x_cuda_range *r = &req->cuda_back[i];
+            size_t end = r->offset + r->length;
+            end = end < req->capacity ? end : req->capacity;
+            if (r->offset < end &&
+                OMPI_SUCCESS != copy_sync((char *) req->cuda_user + req->cuda_gap + r->offset,
+                                          (char *) req->cuda_stage + r->offset, end - r->offset)) {
+                req->base.req_base.req_ompi.req_status.MPI_ERROR = MPI_ERR_INTERN;
+            }
+        }
+        req->cuda_back_n = 0;
+        return;
+    }
+    if (req->cuda_contig) {
+        /* only what arrived: the rest of the buffer stays as it was */
+        len = req->msg_length < req->capacity ? req->msg_length : req->capacity;
+    }
+    if (OMPI_SUCCESS !=
+        copy_sync((char *) req->cuda_user + req->cuda_gap, req->cuda_stage, len)) {
+        req->base.req_base.req_ompi.req_status.MPI_ERROR = MPI_ERR_INTERN;
+    }
+}
+
+void ob1x_cuda_recv_note_fallback(ob1x_recv_request_t *req, size_t offset, size_t length)
+{
+    struct ob1x_cuda_range *r =
+        realloc(req->cuda_back, (size_t) (req->cuda_back_n + 1) * sizeof(*r));
+
+    if (NULL == r) {
+        ob1x_show_help_now("help-mpi-pml-ob1x.txt", "out-of-memory",
+                           "the record of a failed device get", "the job is aborted",
+                           ob1x_host());
+        ompi_rte_abort(OMPI_ERR_OUT_OF_RESOURCE, NULL);
+        return;
+    }
+    req->cuda_back = r;
+    r[req->cuda_back_n++] = (struct ob1x_cuda_range){offset, length};
+}
+
+void ob1x_cuda_recv_release(ob1x_recv_request_t *req)
+{
+    free(req->cuda_back);
+    req->cuda_back = NULL;
+    req->cuda_back_n = 0;
+    free(req->cuda_stage);
+    req->cuda_stage = NULL;
+    req->cuda_user = NULL;
+}
+
+#else /* !OB1X_PML_CUDA: the flag is never set, nothing below is called */
+
+void ob1x_cuda_refresh(void)
+{
+}
+
+int ob1x_cuda_open(void)
+{
+    return OMPI_SUCCESS;
+}
+
+void ob1x_cuda_close(void)
+{
+}
+
+bool ob1x_cuda_is_device(const void *buf, size_t count, struct ompi_datatype_t *dtype)
+{
+    (void) buf;
+    (void) count;
+    (void) dtype;
+    return false;
+}
+
+int ob1x_cuda_isend(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst, int tag,
+                    mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
+                    struct ompi_request_t **request)
+{
+    return OMPI_ERR_NOT_SUPPORTED;
+}
+
+int ob1x_cuda_isend_init(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst,
+                         int tag, mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
+                         struct ompi_request_t **request)
+{
+    return OMPI_ERR_NOT_SUPPORTED;
+}
+
+int ob1x_cuda_send_restage(ob1x_send_request_t *req)
+{
+    return OMPI_ERR_NOT_SUPPORTED;
+}
+
+int ob1x_cuda_send_stage_late(ob1x_send_request_t *req)
+{
+    return OMPI_ERR_NOT_SUPPORTED;
+}
+
+void ob1x_cuda_send_fini(ob1x_send_request_t *req)
+{
+}
+
+void ob1x_cuda_send_release(ob1x_send_request_t *req)
+{
+}
+
+void ob1x_cuda_recv_setup(ob1x_recv_request_t *req, void **buf, size_t count,
+                          struct ompi_datatype_t *dtype, bool persistent)
+{
+}
+
+void ob1x_cuda_recv_start(ob1x_recv_request_t *req)
+{
+}
+
+void ob1x_cuda_recv_done(ob1x_recv_request_t *req)
+{
+}
+
+void ob1x_cuda_recv_release(ob1x_recv_request_t *req)
+{
+}
+
+void ob1x_cuda_recv_note_fallback(ob1x_recv_request_t *req, size_t offset, size_t length)
+{
+}
+
+#endif

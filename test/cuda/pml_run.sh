@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+#
+# cuda.pml_*: pml/ob1x with device buffers of the driver emulation, device
+# memory PROT_NONE outside the emulation's copies (OB1X_CUEMU_PROTECT=1),
+# so any host access to it by ob1x or a BTL kills the job (pml.c).
+# Argument: the BTLs / case
+#   smcuda  2 ranks over btl/smcuda (no IPC on it: device buffers staged,
+#           or carried by device RGET where the BTL offers it)
+#   self    1 rank sending to itself
+#   tcp     2 ranks over tcp: everything staged; one warning each for the
+#           strided buffer and for the peer without a device-get BTL
+#   host    host buffers only, program not linked with the emulation: the
+#           driver is never loaded, nothing staged
+#   protect the check of the check: stock ob1 (no device support in
+#           Debian's Open MPI) on the same program must crash
+. "$OB1X_SRCDIR/test/cuda/lib.sh"
+mode=${1:?mode}
+path=LD_LIBRARY_PATH="$emu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+env=(-x "$path" -x OB1X_CUEMU_PROTECT=1 -x OB1X_CUEMU_ARENA_MB=256)
+case $mode in
+smcuda)
+    build_prog pml emu
+    job -np 2 "${env[@]}" --mca pml ob1x --mca btl self,smcuda "$tmp/pml" ||
+        fail "device buffers over smcuda"
+    ;;
+self)
+    build_prog pml emu
+    job -np 1 "${env[@]}" --mca pml ob1x --mca btl self "$tmp/pml" --staged ||
+        fail "device buffers to self"
+    ;;
+tcp)
+    build_prog pml emu
+    job -np 2 "${env[@]}" --mca pml ob1x --mca btl self,tcp "$tmp/pml" --staged ||
+        fail "device buffers over tcp"
+    for why in "its datatype is not contiguous" "no BTL to that process can read device memory"; do
+        expect_output "$why"
+        [ "$(grep -c -- "$why" "$tmp/out")" -eq 1 ] || fail "the warning '$why' is not shown once"
+    done
+    ;;
+host)
+    build_prog pml_host
+    job -np 2 "${env[@]}" --mca pml ob1x --mca btl self,vader "$tmp/pml_host" ||
+        fail "host buffers"
+    ;;
+protect)
+    build_prog pml emu
+    if job -np 1 "${env[@]}" --mca pml ob1 --mca btl self "$tmp/pml" --staged --nopvars; then
+        fail "stock ob1 read device memory and the emulation did not catch it"
+    fi
+    grep -qiE "segmentation fault|signal 11|SIGSEGV" "$tmp/out" || fail "no fault reported"
+    echo "stock ob1 faults on device memory, as it would on a GPU"
+    ;;
+*) fail "unknown mode $mode" ;;
+esac
+echo "PASS: cuda/pml $mode"

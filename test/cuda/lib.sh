@@ -56,8 +56,11 @@ build_prog() { # PROG [emu]
         fail "cannot build $1"
 }
 
+# This test's emulated device memory files carry its own tag, so that jobs
+# of other tests running beside it are never mistaken for ours.
+export OB1X_CUEMU_TAG=t$$
 shm_leftovers() {
-    find /dev/shm -maxdepth 1 -name 'ob1x-cuemu.*' 2>/dev/null | sort
+    find /dev/shm -maxdepth 1 -name "ob1x-cuemu.$OB1X_CUEMU_TAG.*" 2>/dev/null | sort
 }
 
 # job [mpirun arguments ...]: output in $tmp/out, status returned.

@@ -25,7 +25,9 @@ fi
 tmp=$(mktemp -d) || fail "mktemp"
 trap 'rm -rf "$tmp"' EXIT
 script=$OB1X_SRCDIR/test/gpu/run-gpu-checks
-shm() { find /dev/shm -maxdepth 1 -name 'ob1x-cuemu.*' 2>/dev/null | sort; }
+# our emulated device memory files carry this tag (tests beside us have theirs)
+export OB1X_CUEMU_TAG=g$$
+shm() { find /dev/shm -maxdepth 1 -name "ob1x-cuemu.$OB1X_CUEMU_TAG.*" 2>/dev/null | sort; }
 before=$(shm)
 
 "$script" --emulate --builddir "$OB1X_BUILDDIR" --out "$tmp/good" >"$tmp/good.out" 2>&1

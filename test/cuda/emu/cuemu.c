@@ -69,7 +69,7 @@ typedef struct {
     int phys; /* "physical" device (OB1X_CUEMU_VISIBLE) */
     int fd;   /* the device memory file, -1 until first allocation */
     char *base;
-    char path[64];
+    char path[128];
     struct CUctx_st ctx;
 } emu_device_t;
 
@@ -242,6 +242,20 @@ static void dev_copy(void *dst, const void *src, size_t len)
     }
 }
 
+/* /dev/shm/ob1x-cuemu.[<OB1X_CUEMU_TAG>.]<pid>.<device>: the tag (one per
+ * test, shared by the job's processes through the environment) lets a test
+ * tell its own files from those of jobs running beside it. */
+static void arena_path(char *buf, size_t len, int pid, int d)
+{
+    const char *tag = getenv("OB1X_CUEMU_TAG");
+
+    if (NULL != tag && '\0' != tag[0]) {
+        snprintf(buf, len, "/dev/shm/ob1x-cuemu.%s.%d.%d", tag, pid, d);
+    } else {
+        snprintf(buf, len, "/dev/shm/ob1x-cuemu.%d.%d", pid, d);
+    }
+}
+
 static int open_arena(int d)
 {
     emu_device_t *dev = &emu.dev[d];
@@ -250,7 +264,7 @@ static int open_arena(int d)
     if (dev->fd >= 0) {
         return 0;
     }
-    snprintf(dev->path, sizeof(dev->path), "/dev/shm/ob1x-cuemu.%d.%d", (int) getpid(), d);
+    arena_path(dev->path, sizeof(dev->path), (int) getpid(), d);
     dev->fd = open(dev->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (dev->fd < 0) {
         return -1;
@@ -637,7 +651,7 @@ EMU_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr ptr)
 /* Maps the exporter's device memory file (emu.lock held). */
 static CUresult map_import(const emu_handle_t *h, int dev, CUdeviceptr *out)
 {
-    char path[64];
+    char path[128];
     emu_import_t *m = NULL;
     void *p;
     int fd;
@@ -645,7 +659,7 @@ static CUresult map_import(const emu_handle_t *h, int dev, CUdeviceptr *out)
     for (int i = 0; i < MAX_IMPORTS && NULL == m; i++) {
         m = emu.import[i].live ? NULL : &emu.import[i];
     }
-    snprintf(path, sizeof(path), "/dev/shm/ob1x-cuemu.%d.%d", (int) h->pid, (int) h->dev);
+    arena_path(path, sizeof(path), (int) h->pid, (int) h->dev);
     fd = NULL != m ? open(path, O_RDWR | O_CLOEXEC) : -1;
     if (fd < 0) {
         return CUDA_ERROR_INVALID_HANDLE;

@@ -21,6 +21,9 @@
  *   OB1X_CUEMU_COUNT=PATH     at exit, "name count" per entry point into
  *                             PATH.<pid>
  *   OB1X_CUEMU_ARENA_MB=N     size of each device's memory (default 64)
+ *   OB1X_CUEMU_TAG=T          the files are /dev/shm/ob1x-cuemu.T.<p>.<d>
+ *                             (a test's own tag: files of jobs beside it
+ *                             are not taken for its leftovers)
  *   OB1X_CUEMU_EVENT_POLLS=N  cuEventQuery answers CUDA_ERROR_NOT_READY N
  *                             times after each record (default 2)
  *   OB1X_CUEMU_PROTECT=1      device memory (this process's and the views

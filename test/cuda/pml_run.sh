@@ -17,7 +17,7 @@
 . "$OB1X_SRCDIR/test/cuda/lib.sh"
 mode=${1:?mode}
 path=LD_LIBRARY_PATH="$emu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-env=(-x "$path" -x OB1X_CUEMU_PROTECT=1 -x OB1X_CUEMU_ARENA_MB=256)
+env=(-x "$path" -x OB1X_CUEMU_PROTECT=1 -x OB1X_CUEMU_LAZY=1 -x OB1X_CUEMU_ARENA_MB=256)
 case $mode in
 smcuda)
     build_prog pml emu

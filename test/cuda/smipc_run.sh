@@ -16,7 +16,7 @@
 build_prog smipc emu
 path=LD_LIBRARY_PATH="$emu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 btls="self,smcuda"
-base=(-x "$path" --mca pml ob1x --mca btl "$btls")
+base=(-x "$path" -x OB1X_CUEMU_LAZY=1 --mca pml ob1x --mca btl "$btls")
 
 smipc() { # CASE [mpirun options ...]: both ranks alike
     local c=$1

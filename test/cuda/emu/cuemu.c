@@ -59,7 +59,7 @@ struct CUctx_st {
     int dev;
 };
 struct CUstream_st {
-    int unused;
+    bool non_blocking; /* CU_STREAM_NON_BLOCKING: no order with the legacy stream */
 };
 struct CUevent_st {
     int polls_left; /* NOT_READY answers before SUCCESS */
@@ -98,7 +98,7 @@ _Static_assert(sizeof(emu_handle_t) <= sizeof(CUipcMemHandle), "handle too large
 
 static struct {
     pthread_mutex_t lock;
-    bool set_up, initialised, no_peer, protect;
+    bool set_up, initialised, no_peer, protect, lazy;
     int n_devices, event_polls;
     size_t arena;
     const char *count_path;
@@ -160,6 +160,7 @@ static void set_up(void)
     emu.n_devices = emu.n_devices > MAX_DEVICES ? MAX_DEVICES : emu.n_devices;
     emu.no_peer = 0 != env_long("OB1X_CUEMU_NO_PEER", 0);
     emu.protect = 0 != env_long("OB1X_CUEMU_PROTECT", 0);
+    emu.lazy = 0 != env_long("OB1X_CUEMU_LAZY", 0);
     emu.event_polls = (int) env_long("OB1X_CUEMU_EVENT_POLLS", 2);
     emu.arena = (size_t) env_long("OB1X_CUEMU_ARENA_MB", 64) << 20;
     emu.count_path = getenv("OB1X_CUEMU_COUNT");
@@ -240,6 +241,56 @@ static void dev_copy(void *dst, const void *src, size_t len)
         protect_span(dst, len, PROT_NONE);
         protect_span(src, len, PROT_NONE);
     }
+}
+
+/* OB1X_CUEMU_LAZY=1: a host-to-device cuemu_memcpy (the program's
+ * cuMemcpyHtoD from pageable memory) returns before its data has landed,
+ * as a GPU's may: the bytes reach device memory only at the next operation
+ * ordered after the legacy default stream (a synchronous copy, a copy on a
+ * blocking stream, cuStreamSynchronize). A copy on a non-blocking stream,
+ * or a peer reading by IPC, sees the old bytes until then. */
+#define MAX_PENDING 256
+static struct {
+    void *dst;
+    void *data;
+    size_t len;
+} pending[MAX_PENDING];
+static int n_pending;
+
+/* emu.lock held */
+static void flush_pending(void)
+{
+    for (int i = 0; i < n_pending; i++) {
+        dev_copy(pending[i].dst, pending[i].data, pending[i].len);
+        free(pending[i].data);
+    }
+    n_pending = 0;
+}
+
+static emu_block_t *block_of(uintptr_t ptr);
+
+/* emu.lock held; true when the copy was deferred */
+static bool defer_fill(void *dst, const void *src, size_t len)
+{
+    void *data;
+
+    if (!emu.lazy || 0 == len || NULL == block_of((uintptr_t) dst) ||
+        NULL != block_of((uintptr_t) src)) {
+        return false;
+    }
+    if (MAX_PENDING == n_pending) {
+        flush_pending();
+    }
+    data = malloc(len);
+    if (NULL == data) {
+        return false;
+    }
+    memcpy(data, src, len);
+    pending[n_pending].dst = dst;
+    pending[n_pending].data = data;
+    pending[n_pending].len = len;
+    n_pending++;
+    return true;
 }
 
 /* /dev/shm/ob1x-cuemu.[<OB1X_CUEMU_TAG>.]<pid>.<device>: the tag (one per
@@ -375,7 +426,10 @@ EMU_EXPORT int cuemu_memcpy(void *dst, const void *src, size_t len)
 {
     pthread_mutex_lock(&emu.lock);
     set_up();
-    dev_copy(dst, src, len); /* all emulated memory is mapped here */
+    if (!defer_fill(dst, src, len)) {
+        flush_pending(); /* a synchronous copy follows the legacy stream */
+        dev_copy(dst, src, len); /* all emulated memory is mapped here */
+    }
     pthread_mutex_unlock(&emu.lock);
     return 0;
 }
@@ -723,12 +777,27 @@ EMU_EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
 EMU_EXPORT CUresult cuStreamCreate(CUstream *stream, unsigned int flags)
 {
     ENTER(cuStreamCreate);
-    (void) flags;
     if (NULL == current_ctx) {
         return CUDA_ERROR_INVALID_CONTEXT;
     }
     *stream = calloc(1, sizeof(**stream));
-    return NULL != *stream ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    if (NULL == *stream) {
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    (*stream)->non_blocking = 0 != (flags & CU_STREAM_NON_BLOCKING);
+    return CUDA_SUCCESS;
+}
+
+/* Waits for the stream: here, the pending fills land (every stream
+ * handle, CU_STREAM_LEGACY included, is ordered after them). */
+EMU_EXPORT CUresult cuStreamSynchronize(CUstream stream)
+{
+    ENTER(cuStreamSynchronize);
+    (void) stream;
+    pthread_mutex_lock(&emu.lock);
+    flush_pending();
+    pthread_mutex_unlock(&emu.lock);
+    return CUDA_SUCCESS;
 }
 
 EMU_EXPORT CUresult cuStreamDestroy(CUstream stream)
@@ -779,11 +848,13 @@ EMU_EXPORT CUresult cuEventDestroy(CUevent event)
 EMU_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t len, CUstream stream)
 {
     ENTER(cuMemcpyAsync);
-    (void) stream;
     if (NULL == current_ctx) {
         return CUDA_ERROR_INVALID_CONTEXT;
     }
     pthread_mutex_lock(&emu.lock);
+    if (NULL == stream || CU_STREAM_LEGACY == stream || !stream->non_blocking) {
+        flush_pending(); /* ordered after the legacy stream's work */
+    }
     dev_copy((void *) (uintptr_t) dst, (const void *) (uintptr_t) src, len);
     pthread_mutex_unlock(&emu.lock);
     return CUDA_SUCCESS;

@@ -259,7 +259,10 @@ int mca_btl_smcuda_cuda_register(mca_btl_smcuda_module_t *m, mca_btl_base_endpoi
     if (!ipc_ready(ep, info.device)) {
         return OPAL_ERR_NOT_AVAILABLE;
     }
-    if (OPAL_SUCCESS != ob1x_cuda_ipc_get(base, &ipc, &abase, &asize)) {
+    /* the peer reads it by IPC, on its own stream, which cannot be ordered
+     * after ours: the application's queued writes must have landed first */
+    if (OPAL_SUCCESS != ob1x_cuda_sync_legacy() ||
+        OPAL_SUCCESS != ob1x_cuda_ipc_get(base, &ipc, &abase, &asize)) {
         return OPAL_ERROR;
     }
     h->alloc_base = (uint64_t) abase;

@@ -100,6 +100,12 @@ int ob1x_cuda_copy_start(void *dst, const void *src, size_t len, int *ticket);
  * blocks. */
 int ob1x_cuda_copy_test(int ticket);
 
+/* Waits until the work queued on the legacy default stream is done (a
+ * cuMemcpyHtoD from pageable memory may still be landing when it
+ * returns). For memory another process is about to read by IPC: its
+ * copies cannot be ordered after this process's streams. */
+int ob1x_cuda_sync_legacy(void);
+
 /* Devices: how many, their UUID (what identifies a device across
  * processes, whose ordinals differ under CUDA_VISIBLE_DEVICES), and
  * whether device dev can access peer's memory (false for dev == peer). */

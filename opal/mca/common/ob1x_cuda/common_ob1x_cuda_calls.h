@@ -33,6 +33,7 @@
     X(cuIpcCloseMemHandle)                                                                         \
     X(cuStreamCreate)                                                                              \
     X(cuStreamDestroy)                                                                             \
+    X(cuStreamSynchronize)                                                                         \
     X(cuEventCreate)                                                                               \
     X(cuEventRecord)                                                                               \
     X(cuEventQuery)                                                                                \

@@ -134,7 +134,12 @@ static int ensure_context(void)
     return CUDA_SUCCESS == rc ? OPAL_SUCCESS : ob1x_cuda_failed("cuCtxSetCurrent", rc);
 }
 
-/* The stream, created on first use. copier.lock held. */
+/* The stream, created on first use. copier.lock held. A blocking stream
+ * (flags 0): its copies start only after the work the application queued
+ * on the legacy default stream, such as the DMA of a cuMemcpyHtoD from
+ * pageable memory, which returns before its bytes have landed. A
+ * non-blocking stream read device buffers too early (seen on an H100:
+ * small messages sent with their old bytes). */
 static int ensure_stream(void)
 {
     CUresult rc;
@@ -145,7 +150,7 @@ static int ensure_stream(void)
     if (OPAL_SUCCESS != ensure_context()) {
         return OPAL_ERROR;
     }
-    rc = ob1x_cuda_drv.cuStreamCreate(&copier.stream, CU_STREAM_NON_BLOCKING);
+    rc = ob1x_cuda_drv.cuStreamCreate(&copier.stream, 0);
     return CUDA_SUCCESS == rc ? OPAL_SUCCESS : ob1x_cuda_failed("cuStreamCreate", rc);
 }
 
@@ -223,6 +228,20 @@ int ob1x_cuda_copy_start(void *dst, const void *src, size_t len, int *ticket)
     rc = start_locked(dst, src, len, ticket);
     pthread_mutex_unlock(&copier.lock);
     return rc;
+}
+
+int ob1x_cuda_sync_legacy(void)
+{
+    CUresult rc;
+
+    if (OPAL_SUCCESS != ob1x_cuda_need()) {
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
+    pthread_mutex_lock(&copier.lock);
+    rc = OPAL_SUCCESS == ensure_context() ? ob1x_cuda_drv.cuStreamSynchronize(CU_STREAM_LEGACY)
+                                          : CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_unlock(&copier.lock);
+    return CUDA_SUCCESS == rc ? OPAL_SUCCESS : ob1x_cuda_failed("cuStreamSynchronize", rc);
 }
 
 int ob1x_cuda_copy_test(int ticket)

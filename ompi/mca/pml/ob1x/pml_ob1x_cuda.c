@@ -195,7 +195,8 @@ static mca_bml_base_btl_t *device_get_btl(mca_bml_base_endpoint_t *ep)
 
     for (size_t i = 0; i < n; ++i) {
         mca_bml_base_btl_t *b = mca_bml_base_btl_array_get_index(&ep->btl_rdma, i);
-        if (ob1x_btl_props(b->btl) & OB1X_BTL_PROP_DEVICE_GET) {
+        if ((ob1x_btl_props(b->btl) & OB1X_BTL_PROP_DEVICE_GET) ||
+            mca_pml_ob1x.params.cuda_test_device_get) {
             return b;
         }
     }

@@ -81,8 +81,8 @@ static unsigned long long pv(int v)
 /* ------------------------------------------------------------- buffers */
 
 typedef struct {
-    int dev;           /* device memory */
-    unsigned char *p;  /* the buffer */
+    int dev;          /* device memory */
+    unsigned char *p; /* the buffer */
     size_t len;
 } buf_t;
 
@@ -164,8 +164,8 @@ static void buf_check(const buf_t *b, size_t n, uint32_t seed, const char *ctx)
 /* --------------------------------------------------------------- cases */
 
 typedef enum { P_SEND, P_SSEND, P_BSEND, P_RSEND, P_WILD, P_PERSIST, P_MRECV, P_N } pattern_t;
-static const char *const p_names[P_N] = {"send",      "ssend",      "bsend", "rsend",
-                                         "isend/irecv-any", "persistent", "mprobe/mrecv"};
+static const char *const p_names[P_N] = {
+    "send", "ssend", "bsend", "rsend", "isend/irecv-any", "persistent", "mprobe/mrecv"};
 
 /* One message src -> dst of len bytes with the pattern; sbuf/rbuf are
  * this rank's (NULL when it has no part). */
@@ -187,8 +187,8 @@ static void one(pattern_t p, buf_t *sbuf, buf_t *rbuf, int src, int dst, size_t 
                 if (P_SEND == p) {
                     T_MPI(MPI_Send(sbuf->p, (int) len, MPI_BYTE, dst, tag, MPI_COMM_WORLD));
                 } else if (P_SSEND == p) {
-                    T_MPI(MPI_Issend(sbuf->p, (int) len, MPI_BYTE, dst, tag, MPI_COMM_WORLD,
-                                     &rq[0]));
+                    T_MPI(
+                        MPI_Issend(sbuf->p, (int) len, MPI_BYTE, dst, tag, MPI_COMM_WORLD, &rq[0]));
                 } else {
                     T_MPI(MPI_Bsend(sbuf->p, (int) len, MPI_BYTE, dst, tag, MPI_COMM_WORLD));
                 }
@@ -214,10 +214,12 @@ static void one(pattern_t p, buf_t *sbuf, buf_t *rbuf, int src, int dst, size_t 
             break;
         case P_PERSIST:
             if (me_recv) {
-                T_MPI(MPI_Recv_init(rbuf->p, (int) len, MPI_BYTE, src, tag, MPI_COMM_WORLD, &rq[1]));
+                T_MPI(
+                    MPI_Recv_init(rbuf->p, (int) len, MPI_BYTE, src, tag, MPI_COMM_WORLD, &rq[1]));
             }
             if (me_send) {
-                T_MPI(MPI_Send_init(sbuf->p, (int) len, MPI_BYTE, dst, tag, MPI_COMM_WORLD, &rq[0]));
+                T_MPI(
+                    MPI_Send_init(sbuf->p, (int) len, MPI_BYTE, dst, tag, MPI_COMM_WORLD, &rq[0]));
             }
             /* a first start with other data: the second must carry the new */
             if (me_send) {

@@ -22,8 +22,8 @@ static unsigned long long read_enabled(void)
     int idx, count, provided;
 
     T_CHECK(MPI_SUCCESS == MPI_T_init_thread(MPI_THREAD_SINGLE, &provided), "MPI_T_init");
-    T_CHECK(MPI_SUCCESS == MPI_T_pvar_get_index("pml_ob1x_cuda_enabled", MPI_T_PVAR_CLASS_LEVEL,
-                                                &idx),
+    T_CHECK(MPI_SUCCESS ==
+                MPI_T_pvar_get_index("pml_ob1x_cuda_enabled", MPI_T_PVAR_CLASS_LEVEL, &idx),
             "no pml_ob1x_cuda_enabled");
     MPI_T_pvar_session_create(&session);
     MPI_T_pvar_handle_alloc(session, idx, NULL, &handle, &count);

@@ -81,8 +81,8 @@ static unsigned long long pv(int v)
 /* ------------------------------------------------------------- buffers */
 
 typedef struct {
-    int dev;           /* device memory */
-    unsigned char *p;  /* the buffer */
+    int dev;          /* device memory */
+    unsigned char *p; /* the buffer */
     size_t len;
 } buf_t;
 
@@ -164,8 +164,8 @@ static void buf_check(const buf_t *b, size_t n, uint32_t seed, const char *ctx)
 /* --------------------------------------------------------------- cases */
 
 typedef enum { P_SEND, P_SSEND, P_BSEND, P_RSEND, P_WILD, P_PERSIST, P_MRECV, P_N } pattern_t;
-static const char *const p_names[P_N] = {"send",      "ssend",      "bsend", "rsend",
-                                         "isend/irecv-any", "persistent", "mprobe/mrecv"};
+static const char *const p_names[P_N] = {
+    "send", "ssend", "bsend", "rsend", "isend/irecv-any", "persistent", "mprobe/mrecv"};
 
 /* One message src -> dst of len bytes with the pattern; sbuf/rbuf are
  * this rank's (NULL when it has no part). */
@@ -187,8 +187,8 @@ static void one(pattern_t p, buf_t *sbuf, buf_t *rbuf, int src, int dst, size_t 
                 if (P_SEND == p) {
                     T_MPI(MPI_Send(sbuf->p, (int) len, MPI_BYTE, dst, tag, MPI_COMM_WORLD));
                 } else if (P_SSEND == p) {
-                    T_MPI(MPI_Issend(sbuf->p, (int) len, MPI_BYTE, dst, tag, MPI_COMM_WORLD,
-                                     &rq[0]));
+                    T_MPI(
+                        MPI_Issend(sbuf->p, (int) len, MPI_BYTE, dst, tag, MPI_COMM_WORLD, &rq[0]));
                 } else {
                     T_MPI(MPI_Bsend(sbuf->p, (int) len, MPI_BYTE, dst, tag, MPI_COMM_WORLD));
                 }
@@ -214,10 +214,12 @@ static void one(pattern_t p, buf_t *sbuf, buf_t *rbuf, int src, int dst, size_t 
             break;
         case P_PERSIST:
             if (me_recv) {
-                T_MPI(MPI_Recv_init(rbuf->p, (int) len, MPI_BYTE, src, tag, MPI_COMM_WORLD, &rq[1]));
+                T_MPI(
+                    MPI_Recv_init(rbuf->p, (int) len, MPI_BYTE, src, tag, MPI_COMM_WORLD, &rq[1]));
             }
             if (me_send) {
-                T_MPI(MPI_Send_init(sbuf->p, (int) len, MPI_BYTE, dst, tag, MPI_COMM_WORLD, &rq[0]));
+                T_MPI(
+                    MPI_Send_init(sbuf->p, (int) len, MPI_BYTE, dst, tag, MPI_COMM_WORLD, &rq[0]));
             }
             /* a first start with other data: the second must carry the new */
             if (me_send) {
@@ -373,6 +375,62 @@ static void run_vector(int sdev, int rdev, int n)
     free(want);
 }
 
+/* A contiguous device send of rendezvous size into a strided receive
+ * buffer: a device RGET (where a BTL offers one) is refused by the
+ * receiver, and the sender stages at that point. */
+static void run_refuse(int rdev, int n)
+{
+    int src = 0, dst = nprocs > 1 ? 1 : 0;
+    size_t span = (size_t) (n - 1) * 24 + 8, len = (size_t) n * 8;
+    unsigned char *h = t_malloc(span + 1), *want = t_malloc(span + 1);
+    unsigned long long staged0 = pv(PV_STAGED), rget0 = pv(PV_RGET_DEV);
+    MPI_Datatype vec;
+    MPI_Request rq = MPI_REQUEST_NULL;
+    buf_t sbuf = {0}, rbuf = {0};
+    char ctx[96];
+    int my_dev = 0;
+
+    snprintf(ctx, sizeof(ctx), "contiguous dev->strided %s %zu B", rdev ? "dev" : "host", len);
+    T_MPI(MPI_Type_vector(n, 8, 24, MPI_BYTE, &vec));
+    T_MPI(MPI_Type_commit(&vec));
+    if (rank == dst) {
+        buf_alloc(&rbuf, rdev, span);
+        memset(want, 0x5a, span + 1);
+        buf_put(&rbuf, want, span + 1);
+        T_MPI(MPI_Irecv(rbuf.p, 1, vec, src, 6, MPI_COMM_WORLD, &rq));
+        my_dev |= rdev;
+    }
+    if (rank == src) {
+        buf_alloc(&sbuf, 1, len);
+        buf_fill(&sbuf, 1234);
+        T_MPI(MPI_Send(sbuf.p, (int) len, MPI_BYTE, dst, 6, MPI_COMM_WORLD));
+        my_dev = 1;
+    }
+    if (rank == dst) {
+        T_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+        t_fill(h, len, 1234);
+        for (int i = 0; i < n; i++) {
+            memcpy(want + (size_t) i * 24, h + (size_t) i * 8, 8);
+        }
+        buf_get(&rbuf, h, span + 1);
+        T_CHECK(0 == memcmp(h, want, span + 1), "%s: data or gaps wrong", ctx);
+        buf_free(&rbuf);
+    }
+    if (rank == src) {
+        buf_free(&sbuf);
+    }
+    if (!no_pvars && rank == src) {
+        /* staged at the entry, or after the refusal of a device RGET */
+        T_CHECK(pv(PV_STAGED) - staged0 >= len, "%s: not staged", ctx);
+    }
+    (void) my_dev;
+    (void) rget0;
+    T_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    T_MPI(MPI_Type_free(&vec));
+    free(h);
+    free(want);
+}
+
 int main(int argc, char **argv)
 {
     static const size_t sizes[] = {0, 1, 1000, 200000, 5u << 20};
@@ -409,6 +467,14 @@ int main(int argc, char **argv)
         run_vector(sdev, rdev, 3);
         run_vector(sdev, rdev, 50000); /* rendezvous on every BTL */
         ncases += 2;
+    }
+    if (!host_only) {
+        run_refuse(0, 50000);
+        run_refuse(1, 50000);
+        ncases += 2;
+    }
+    if (t_has_arg(argc, argv, "--expect-device-rget")) {
+        T_CHECK(pv(PV_RGET_DEV) > 0 || rank != 0, "no device RGET was sent");
     }
     T_CHECK(no_pvars || pv(PV_ENABLED) == (unsigned long long) !host_only,
             "pml_ob1x_cuda_enabled is %llu", pv(PV_ENABLED));

@@ -10,6 +10,14 @@
 #   self    1 rank sending to itself
 #   tcp     2 ranks over tcp: everything staged; one warning each for the
 #           strided buffer and for the peer without a device-get BTL
+#   devget  2 ranks over smcuda with pml_ob1x_cuda_test_device_get (every
+#           RDMA BTL taken for a device-get one): device RGETs are sent,
+#           smcuda's host CMA cannot read or write the protected device
+#           memory, so every device get fails and its range comes by
+#           FRAGs from a copy the sender makes then; a strided receiver
+#           refuses the device RGET at once (the sender stages then)
+#   late    CUDA loaded by the application after MPI_Init, no
+#           communicator created: noticed from progress (pml_late.c)
 #   host    host buffers only, program not linked with the emulation: the
 #           driver is never loaded, nothing staged
 #   protect the check of the check: stock ob1 (no device support in
@@ -37,6 +45,18 @@ tcp)
         expect_output "$why"
         [ "$(grep -c -- "$why" "$tmp/out")" -eq 1 ] || fail "the warning '$why' is not shown once"
     done
+    ;;
+devget)
+    build_prog pml emu
+    job -np 2 "${env[@]}" --mca pml ob1x --mca btl self,smcuda \
+        --mca pml_ob1x_cuda_test_device_get 1 --mca btl_smcuda_single_copy_split_min 0 \
+        --mca pml_ob1x_rdma_retries_limit 0 "$tmp/pml" --expect-device-rget ||
+        fail "device RGETs refused or failed"
+    ;;
+late)
+    build_prog pml_late
+    job -np 2 "${env[@]}" --mca pml ob1x --mca btl self,smcuda "$tmp/pml_late" ||
+        fail "CUDA loaded after MPI_Init"
     ;;
 host)
     build_prog pml_host

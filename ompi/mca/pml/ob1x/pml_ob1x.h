@@ -45,6 +45,7 @@ typedef struct ob1x_params {
     int max_send_per_range;   /* BTLs one pipeline range is spread over */
     int rdma_retries_limit;   /* tries of a failed RDMA operation before send/recv */
     int rdma_fault_every;     /* testing aid: every Nth RDMA operation fails; 0 off */
+    bool cuda_test_device_get; /* testing aid: every RDMA BTL counts as a device-get one */
 } ob1x_params_t;
 
 typedef struct mca_pml_ob1x_t {

@@ -231,6 +231,15 @@ static const ob1x_param_t params[] = {
      .description = "Testing aid: every Nth RDMA operation (get or put) of ob1x fails as if "
                     "the BTL had reported an error, to exercise retries and the fallback to "
                     "send/recv; 0 (default) disables, 1 fails every one"},
+    {.name = "cuda_test_device_get",
+     .type = MCA_BASE_VAR_TYPE_BOOL,
+     .storage = P(cuda_test_device_get),
+     .def = false,
+     .level = OPAL_INFO_LVL_9,
+     .description = "Testing aid: every RDMA BTL counts as able to read device (GPU) memory "
+                    "(OB1X_BTL_PROP_DEVICE_GET), so that device buffers take the device RGET "
+                    "and its refusals and failures can be tested without CUDA IPC; false "
+                    "(default) disables"},
 };
 
 #define N_PARAMS (sizeof(params) / sizeof(params[0]))

@@ -195,7 +195,8 @@ static mca_bml_base_btl_t *device_get_btl(mca_bml_base_endpoint_t *ep)
 
     for (size_t i = 0; i < n; ++i) {
         mca_bml_base_btl_t *b = mca_bml_base_btl_array_get_index(&ep->btl_rdma, i);
-        if (ob1x_btl_props(b->btl) & OB1X_BTL_PROP_DEVICE_GET) {
+        if ((ob1x_btl_props(b->btl) & OB1X_BTL_PROP_DEVICE_GET) ||
+            mca_pml_ob1x.params.cuda_test_device_get) {
             return b;
         }
     }
@@ -221,8 +222,7 @@ device_rget_reg(const void *buf, size_t count, struct ompi_datatype_t *dtype,
     bool local = OPAL_PROC_ON_LOCAL_NODE(peer->proc->super.proc_flags);
 
     eager = mca_bml_base_btl_array_get_index(&ep->btl_eager, 0);
-    if (MCA_PML_BASE_SEND_BUFFERED == mode || NULL == eager ||
-        size <= ob1x_eager_max(eager->btl)) {
+    if (MCA_PML_BASE_SEND_BUFFERED == mode || NULL == eager || size <= ob1x_eager_max(eager->btl)) {
         return NULL;
     }
     if (!opal_datatype_is_contiguous_memory_layout(&dtype->super, (int32_t) count)) {
@@ -244,8 +244,7 @@ device_rget_reg(const void *buf, size_t count, struct ompi_datatype_t *dtype,
     }
     /* Directly, never through a registration cache: a device buffer's
      * registration names its allocation, which may be freed at any time. */
-    h = b->btl->btl_register_mem(b->btl, b->btl_endpoint,
-                                 (char *) buf + dtype->super.true_lb, size,
+    h = b->btl->btl_register_mem(b->btl, b->btl_endpoint, (char *) buf + dtype->super.true_lb, size,
                                  MCA_BTL_REG_FLAG_REMOTE_READ | OB1X_BTL_REG_FLAG_DEVICE);
     *out = b;
     return h;
@@ -430,8 +429,8 @@ void ob1x_cuda_recv_start(ob1x_recv_request_t *req)
     req->cuda_direct = false;
     req->cuda_back_n = 0;
     if (!req->cuda_contig &&
-        OMPI_SUCCESS != copy_sync(req->cuda_stage, (char *) req->cuda_user + req->cuda_gap,
-                                  req->cuda_span)) {
+        OMPI_SUCCESS !=
+            copy_sync(req->cuda_stage, (char *) req->cuda_user + req->cuda_gap, req->cuda_span)) {
         req->base.req_base.req_ompi.req_status.MPI_ERROR = MPI_ERR_INTERN;
     }
 }
@@ -460,8 +459,7 @@ void ob1x_cuda_recv_done(ob1x_recv_request_t *req)
         /* only what arrived: the rest of the buffer stays as it was */
         len = req->msg_length < req->capacity ? req->msg_length : req->capacity;
     }
-    if (OMPI_SUCCESS !=
-        copy_sync((char *) req->cuda_user + req->cuda_gap, req->cuda_stage, len)) {
+    if (OMPI_SUCCESS != copy_sync((char *) req->cuda_user + req->cuda_gap, req->cuda_stage, len)) {
         req->base.req_base.req_ompi.req_status.MPI_ERROR = MPI_ERR_INTERN;
     }
 }
@@ -473,8 +471,7 @@ void ob1x_cuda_recv_note_fallback(ob1x_recv_request_t *req, size_t offset, size_
 
     if (NULL == r) {
         ob1x_show_help_now("help-mpi-pml-ob1x.txt", "out-of-memory",
-                           "the record of a failed device get", "the job is aborted",
-                           ob1x_host());
+                           "the record of a failed device get", "the job is aborted", ob1x_host());
         ompi_rte_abort(OMPI_ERR_OUT_OF_RESOURCE, NULL);
         return;
     }

@@ -81,7 +81,8 @@ static int rget_btls(ob1x_recv_request_t *req, const unsigned char *data, size_t
         len -= OB1X_HDR_RDMA_BTL_LEN(e->handle_size);
         b = ob1x_rdma_btl_by_id(ep, e->btl_id, MCA_BTL_FLAGS_GET);
         if (NULL == b || n == mca_pml_ob1x.params.max_rdma_per_request ||
-            (device && !(ob1x_btl_props(b->btl) & OB1X_BTL_PROP_DEVICE_GET))) {
+            (device && !(ob1x_btl_props(b->btl) & OB1X_BTL_PROP_DEVICE_GET) &&
+             !mca_pml_ob1x.params.cuda_test_device_get)) {
             continue;
         }
         memset(&req->rdma[n], 0, sizeof(req->rdma[n]));

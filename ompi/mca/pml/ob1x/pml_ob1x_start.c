@@ -20,10 +20,9 @@ static int replace_busy_send(ompi_request_t **slot)
     ob1x_send_request_t *old = (ob1x_send_request_t *) *slot;
     ompi_request_t *fresh;
     const void *addr = NULL != old->cuda_user ? old->cuda_user : old->base.req_base.req_addr;
-    int rc = ob1x_isend_init(addr, old->base.req_base.req_count,
-                             old->base.req_base.req_datatype, old->base.req_base.req_peer,
-                             old->base.req_base.req_tag, old->base.req_send_mode,
-                             old->base.req_base.req_comm, &fresh);
+    int rc = ob1x_isend_init(addr, old->base.req_base.req_count, old->base.req_base.req_datatype,
+                             old->base.req_base.req_peer, old->base.req_base.req_tag,
+                             old->base.req_send_mode, old->base.req_base.req_comm, &fresh);
     if (OMPI_SUCCESS != rc) {
         return rc;
     }

@@ -1,0 +1,77 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * pml_late.c - an application that loads CUDA after MPI_Init (not linked
+ * with the driver emulation: it dlopens it, as the CUDA runtime does) and
+ * creates no communicator: pml/ob1x notices the driver from progress
+ * (pml_ob1x_cuda_enabled becomes 1) and then moves device buffers, under
+ * OB1X_CUEMU_PROTECT=1. Two ranks. Run by pml_run.sh late.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpml.h"
+
+static unsigned long long read_enabled(void)
+{
+    MPI_T_pvar_session session;
+    MPI_T_pvar_handle handle;
+    unsigned long long v = 0;
+    int idx, count, provided;
+
+    T_CHECK(MPI_SUCCESS == MPI_T_init_thread(MPI_THREAD_SINGLE, &provided), "MPI_T_init");
+    T_CHECK(MPI_SUCCESS ==
+                MPI_T_pvar_get_index("pml_ob1x_cuda_enabled", MPI_T_PVAR_CLASS_LEVEL, &idx),
+            "no pml_ob1x_cuda_enabled");
+    MPI_T_pvar_session_create(&session);
+    MPI_T_pvar_handle_alloc(session, idx, NULL, &handle, &count);
+    MPI_T_pvar_read(session, handle, &v);
+    MPI_T_pvar_handle_free(session, &handle);
+    MPI_T_pvar_session_free(&session);
+    MPI_T_finalize();
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    const size_t len = 300000; /* rendezvous on every BTL */
+    void *(*dev_malloc)(size_t, int);
+    int (*dev_memcpy)(void *, const void *, size_t);
+    unsigned char *d, *h = t_malloc(len);
+    void *lib;
+    int rank, flag;
+
+    t_init(&argc, &argv, MPI_THREAD_SINGLE);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    T_CHECK(0 == read_enabled(), "pml_ob1x_cuda_enabled before CUDA is loaded");
+    lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    T_CHECK(NULL != lib, "cannot load the emulation: %s", dlerror());
+    dev_malloc = (void *(*) (size_t, int) ) dlsym(lib, "cuemu_malloc");
+    dev_memcpy = (int (*)(void *, const void *, size_t)) dlsym(lib, "cuemu_memcpy");
+    T_CHECK(NULL != dev_malloc && NULL != dev_memcpy, "cuemu symbols");
+    d = dev_malloc(len, 0);
+    T_CHECK(NULL != d, "cuemu_malloc");
+    /* the application's MPI calls run progress: ob1x looks again there */
+    for (int i = 0; i < 64; i++) {
+        T_MPI(MPI_Iprobe(MPI_ANY_SOURCE, 999, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
+    }
+    T_CHECK(1 == read_enabled(), "pml_ob1x_cuda_enabled still 0 after CUDA was loaded");
+    T_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (0 == rank) {
+        t_fill(h, len, 42);
+        dev_memcpy(d, h, len);
+        T_MPI(MPI_Send(d, (int) len, MPI_BYTE, 1, 1, MPI_COMM_WORLD));
+    } else if (1 == rank) {
+        T_MPI(MPI_Recv(d, (int) len, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        memset(h, 0, len);
+        dev_memcpy(h, d, len);
+        t_check_data(h, len, 42, "device buffer of a late CUDA");
+    }
+    free(h);
+    if (0 == rank) {
+        printf("cuda/pml_late: CUDA loaded after MPI_Init was noticed\n");
+    }
+    return t_finalize();
+}

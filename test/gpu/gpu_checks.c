@@ -281,50 +281,99 @@ static void dev_fill(void *dbuf, size_t len, uint64_t seed)
 static MPI_T_pvar_session session;
 
 /* Reads an unbound performance variable; 1 when it exists and was read. */
-static int pvar_read(const char *name, unsigned long long *val)
-{
-    int n = 0;
+/* ob1x's counters read what they counted since their handle was made, so
+ * each variable gets one handle, made before any traffic (pvar_init) and
+ * kept: a handle made at each read would read about 0. */
+#define MAX_PVARS 16
+static struct {
+    const char *name;
+    MPI_T_pvar_handle h;
+    MPI_Datatype dt;
+    int ok;
+} pvars[MAX_PVARS];
 
-    if (MPI_SUCCESS != MPI_T_pvar_get_num(&n)) {
-        return 0;
+static int pvar_find(const char *name)
+{
+    int i, n = 0;
+
+    for (i = 0; i < MAX_PVARS && NULL != pvars[i].name; i++) {
+        if (0 == strcmp(pvars[i].name, name)) {
+            return i;
+        }
     }
-    for (int i = 0; i < n; i++) {
+    if (MAX_PVARS == i) {
+        return -1;
+    }
+    pvars[i].name = name;
+    pvars[i].ok = 0;
+    if (MPI_SUCCESS != MPI_T_pvar_get_num(&n)) {
+        return i;
+    }
+    for (int k = 0; k < n; k++) {
         char nm[256], desc[256];
         int nlen = sizeof(nm), dlen = sizeof(desc), verb, cls, bind, ro, cont, atomic, count;
-        MPI_Datatype dt;
         MPI_T_enum en;
-        MPI_T_pvar_handle h;
-        unsigned char buf[64] = {0};
 
-        if (MPI_SUCCESS != MPI_T_pvar_get_info(i, nm, &nlen, &verb, &cls, &dt, &en, desc, &dlen,
-                                               &bind, &ro, &cont, &atomic) ||
+        if (MPI_SUCCESS != MPI_T_pvar_get_info(k, nm, &nlen, &verb, &cls, &pvars[i].dt, &en,
+                                               desc, &dlen, &bind, &ro, &cont, &atomic) ||
             0 != strcmp(nm, name)) {
             continue;
         }
-        if (MPI_SUCCESS != MPI_T_pvar_handle_alloc(session, i, NULL, &h, &count)) {
-            return 0;
+        if (MPI_SUCCESS == MPI_T_pvar_handle_alloc(session, k, NULL, &pvars[i].h, &count) &&
+            count <= 8) {
+            if (!cont) {
+                MPI_T_pvar_start(session, pvars[i].h);
+            }
+            pvars[i].ok = 1;
         }
-        if (!cont) {
-            MPI_T_pvar_start(session, h);
-        }
-        int rc = count <= 8 ? MPI_T_pvar_read(session, h, buf) : MPI_ERR_OTHER;
-        MPI_T_pvar_handle_free(session, &h);
-        if (MPI_SUCCESS != rc) {
-            return 0;
-        }
-        if (MPI_UNSIGNED_LONG_LONG == dt || MPI_UNSIGNED_LONG == dt || MPI_LONG_LONG == dt ||
-            MPI_LONG == dt || MPI_COUNT == dt) {
-            *val = *(unsigned long long *) buf;
-        } else if (MPI_UNSIGNED == dt || MPI_INT == dt) {
-            *val = *(unsigned int *) buf;
-        } else if (MPI_DOUBLE == dt) {
-            *val = (unsigned long long) *(double *) buf;
-        } else {
-            return 0;
-        }
-        return 1;
+        break;
     }
-    return 0;
+    return i;
+}
+
+static int pvar_read(const char *name, unsigned long long *val)
+{
+    unsigned char buf[64] = {0};
+    int i = pvar_find(name);
+    MPI_Datatype dt;
+
+    if (i < 0 || !pvars[i].ok || MPI_SUCCESS != MPI_T_pvar_read(session, pvars[i].h, buf)) {
+        return 0;
+    }
+    dt = pvars[i].dt;
+    if (MPI_UNSIGNED_LONG_LONG == dt || MPI_UNSIGNED_LONG == dt || MPI_LONG_LONG == dt ||
+        MPI_LONG == dt || MPI_COUNT == dt) {
+        *val = *(unsigned long long *) buf;
+    } else if (MPI_UNSIGNED == dt || MPI_INT == dt) {
+        *val = *(unsigned int *) buf;
+    } else if (MPI_DOUBLE == dt) {
+        *val = (unsigned long long) *(double *) buf;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* Handles of every variable read later, before any traffic. */
+static void pvar_init(void)
+{
+    static const char *const names[] = {
+        "pml_ob1x_cuda_enabled",     "pml_ob1x_cuda_bytes_staged",  "btl_smcuda_ipc_setups_ok",
+        "btl_smcuda_ipc_cache_hits", "btl_smcuda_ipc_cache_misses",
+    };
+
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        (void) pvar_find(names[i]);
+    }
+}
+
+static void pvar_fini(void)
+{
+    for (int i = 0; i < MAX_PVARS && NULL != pvars[i].name; i++) {
+        if (pvars[i].ok) {
+            MPI_T_pvar_handle_free(session, &pvars[i].h);
+        }
+    }
 }
 
 /* Integer control variable; 1 when read. */
@@ -939,6 +988,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     MPI_T_pvar_session_create(&session);
+    pvar_init();
     if (2 != nranks) {
         die("needs 2 ranks, not %d", nranks);
     }
@@ -968,7 +1018,8 @@ int main(int argc, char **argv)
                "pml_ob1x_cuda_enabled is 0 on some rank: ob1x does not handle device buffers "
                "in this run%s", cu.emulated ? " (emulated memory is host memory: going on)" : "");
         if (!cu.emulated) {
-            MPI_T_pvar_session_free(&session);
+            pvar_fini();
+    MPI_T_pvar_session_free(&session);
             MPI_T_finalize();
             MPI_Finalize();
             return 1;
@@ -1007,6 +1058,7 @@ int main(int argc, char **argv)
     dev_free(d_recv);
     free(h_expect);
     free(h_got);
+    pvar_fini();
     MPI_T_pvar_session_free(&session);
     /* before MPI_Finalize: Open MPI 4.1 closes the BTLs twice (and
      * crashes in vader) when MPI_T_finalize comes last */

@@ -37,7 +37,7 @@ sum=$tmp/good/summary.txt
 [ $rc -eq 0 ] || fail "run-gpu-checks --emulate: exit status $rc"
 ! grep -q '^FAIL' "$sum" || fail "a check failed"
 for want in "same-gpu  sweep" "same-gpu  mix" "same-gpu  noncontig" "same-gpu  realloc" \
-    "same-gpu  ipc_setup" "two-gpu   sweep" "two-gpu   mix" "tcp       sweep" \
+    "same-gpu  ipc_setup" "same-gpu  ipc_cache" "two-gpu   ipc_cache" "two-gpu   sweep" "two-gpu   mix" "tcp       sweep" \
     "tcp       mix" "tcp       noncontig"; do
     grep -q "^PASS $want " "$sum" || fail "no 'PASS $want' in the summary"
 done

@@ -54,7 +54,7 @@ int main(int argc, char **argv)
     d = dev_malloc(len, 0);
     T_CHECK(NULL != d, "cuemu_malloc");
     /* the application's MPI calls run progress: ob1x looks again there */
-    for (int i = 0; i < 64; i++) {
+    for (int i = 0; i < 8192; i++) {
         T_MPI(MPI_Iprobe(MPI_ANY_SOURCE, 999, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
     }
     T_CHECK(1 == read_enabled(), "pml_ob1x_cuda_enabled still 0 after CUDA was loaded");

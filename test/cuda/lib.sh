@@ -44,16 +44,18 @@ build_emu() {
 emu=$tmp/emu
 build_emu "$emu"
 
-build_prog() { # PROG [emu]
-    local incs="" d with=()
+build_prog() { # PROG [emu|-] [more link arguments ...]
+    local incs="" d with=() prog=$1
     for d in $("$MPICC" --showme:incdirs); do incs="$incs -I$d -I$d/openmpi"; done
     [ "${2:-}" = emu ] && with=("$emu/libcuda.so.1")
+    [ $# -ge 2 ] && shift 2 || shift $#
+    with+=("$@")
     # shellcheck disable=SC2086
     "$MPICC" -g -O2 -Wall -I"$OB1X_SRCDIR/compat" $incs \
         -I"$OB1X_SRCDIR/opal/mca/common/ob1x_cuda" -I"$src/common" -I"$src/cuda/emu" \
-        -o "$tmp/$1" "$src/cuda/$1.c" "$src"/common/*.c "${with[@]}" \
+        -o "$tmp/$prog" "$src/cuda/$prog.c" "$src"/common/*.c "${with[@]}" \
         -L"$cudalib" -Wl,-rpath,"$cudalib" -lmca_common_ob1x_cuda -lopen-rte -lopen-pal ||
-        fail "cannot build $1"
+        fail "cannot build $prog"
 }
 
 # This test's emulated device memory files carry its own tag, so that jobs

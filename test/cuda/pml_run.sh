@@ -58,6 +58,16 @@ late)
     job -np 2 "${env[@]}" --mca pml ob1x --mca btl self,smcuda "$tmp/pml_late" ||
         fail "CUDA loaded after MPI_Init"
     ;;
+runtime)
+    # a stand-in CUDA runtime (the name is what matters): the program never
+    # loads the driver itself before its first device buffer
+    echo 'int ob1x_test_cudart_stand_in;' >"$tmp/cudart.c"
+    "$MPICC" -shared -fPIC -Wl,-soname,libcudart.so.12 -o "$tmp/libcudart.so.12" \
+        "$tmp/cudart.c" || fail "cannot build the stand-in libcudart"
+    build_prog pml_late - -Wl,--no-as-needed "$tmp/libcudart.so.12" -Wl,-rpath,"$tmp"
+    job -np 2 "${env[@]}" --mca pml ob1x --mca btl self,smcuda "$tmp/pml_late" runtime ||
+        fail "device buffer right after the CUDA runtime's first call"
+    ;;
 host)
     build_prog pml_host
     job -np 2 "${env[@]}" --mca pml ob1x --mca btl self,vader "$tmp/pml_host" ||

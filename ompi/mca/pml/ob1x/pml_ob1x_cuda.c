@@ -104,6 +104,10 @@ static int refresh_progress(void)
 
 int ob1x_cuda_open(void)
 {
+    /* a program linked with the CUDA runtime loads the driver at its first
+     * CUDA call, usually after MPI_Init, and may pass a device buffer to
+     * MPI right after: load the driver now */
+    (void) ob1x_cuda_init_for_runtime();
     ob1x_cuda_refresh();
     if (!ob1x_cuda_live && !progress_registered) {
         progress_registered = OPAL_SUCCESS == opal_progress_register_lp(refresh_progress);

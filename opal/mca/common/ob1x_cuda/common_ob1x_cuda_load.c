@@ -8,6 +8,7 @@
 #include "opal_config.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -94,14 +95,15 @@ static const char *error_text(CUresult rc)
 }
 
 /* dlopen + dlsym + cuInit, with load_lock held. */
-static int load_locked(bool required)
+/* required: failures are shown. may_load: the driver is opened even when
+ * the process has not loaded it (else only one already there is used). */
+static int load_locked(bool required, bool may_load)
 {
     const char *missing;
     char rc_text[256];
     CUresult rc;
 
-    /* not required: only a driver the process already has (RTLD_NOLOAD) */
-    driver_handle = dlopen(DRIVER_SONAME, RTLD_NOW | RTLD_LOCAL | (required ? 0 : RTLD_NOLOAD));
+    driver_handle = dlopen(DRIVER_SONAME, RTLD_NOW | RTLD_LOCAL | (may_load ? 0 : RTLD_NOLOAD));
     if (NULL == driver_handle) {
         if (required) {
             report_load_failure(true, "dlopen failed", dlerror());
@@ -142,11 +144,54 @@ int ob1x_cuda_init(bool required)
     } else if (LOAD_FAILED == load_state) {
         report_load_failure(required, NULL, NULL);
     } else {
-        rc = load_locked(required);
+        rc = load_locked(required, required);
         /* A quiet attempt that found no driver in the process may be
          * retried later: the application can load CUDA after MPI_Init.
          * Any other failure is final. */
         if (OPAL_SUCCESS != rc && (required || OPAL_ERR_NOT_FOUND != rc)) {
+            __atomic_store_n(&load_state, LOAD_FAILED, __ATOMIC_RELAXED);
+        }
+        rc = OPAL_SUCCESS == rc ? rc : OPAL_ERR_NOT_AVAILABLE;
+    }
+    pthread_mutex_unlock(&load_lock);
+    return rc;
+}
+
+static int runtime_cb(struct dl_phdr_info *info, size_t size, void *found)
+{
+    const char *name = NULL != info->dlpi_name ? info->dlpi_name : "";
+    const char *slash = strrchr(name, '/');
+
+    (void) size;
+    name = NULL != slash ? slash + 1 : name;
+    if (0 == strncmp(name, "libcudart.so", strlen("libcudart.so"))) {
+        *(bool *) found = true;
+        return 1;
+    }
+    return 0;
+}
+
+int ob1x_cuda_init_for_runtime(void)
+{
+    bool found = false;
+    int rc = OPAL_ERR_NOT_AVAILABLE;
+
+    if (ob1x_cuda_loaded()) {
+        return OPAL_SUCCESS;
+    }
+    (void) dl_iterate_phdr(runtime_cb, &found);
+    if (!found) {
+        return OPAL_ERR_NOT_FOUND;
+    }
+    pthread_mutex_lock(&load_lock);
+    if (LOAD_OK == load_state) {
+        rc = OPAL_SUCCESS;
+    } else if (LOAD_FAILED != load_state) {
+        /* quiet: a process linked with the runtime may never use a GPU
+         * (none on this node); a driver that fails cuInit is final, and
+         * said if a device buffer later needs it */
+        rc = load_locked(false, true);
+        if (OPAL_SUCCESS != rc && OPAL_ERR_NOT_FOUND != rc) {
             __atomic_store_n(&load_state, LOAD_FAILED, __ATOMIC_RELAXED);
         }
         rc = OPAL_SUCCESS == rc ? rc : OPAL_ERR_NOT_AVAILABLE;

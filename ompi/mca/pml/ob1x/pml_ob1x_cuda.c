@@ -12,10 +12,8 @@
  * receive buffer receives into such a copy, which goes to the device when
  * the last byte has arrived, before the request completes.
  */
-#define _GNU_SOURCE /* dl_iterate_phdr */
 #include "ompi_config.h"
 
-#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,32 +53,13 @@ void ob1x_cuda_register_params(void)
 
 /* ------------------------------------------------------------ recognition */
 
-static int adds_callback(struct dl_phdr_info *info, size_t size, void *adds)
-{
-    (void) size;
-    *(unsigned long long *) adds = info->dlpi_adds;
-    return 1;
-}
-
 static int refresh_progress(void);
 static bool progress_registered;
 
 void ob1x_cuda_refresh(void)
 {
-    static unsigned long long adds_seen = ~0ULL;
-    unsigned long long adds = 0;
-
-    if (ob1x_cuda_live) {
+    if (ob1x_cuda_live || !ob1x_cuda_driver_present()) {
         return;
-    }
-    if (!ob1x_cuda_loaded()) {
-        /* The dynamic loader is asked only when a library was loaded since
-         * the last look. */
-        (void) dl_iterate_phdr(adds_callback, &adds);
-        if (adds == adds_seen || OPAL_SUCCESS != ob1x_cuda_init(false)) {
-            adds_seen = adds;
-            return;
-        }
     }
     ob1x_cuda_live = true;
     ob1x_counters.events[OB1X_EV_CUDA_ENABLED] = 1;

@@ -65,6 +65,11 @@ int ob1x_cuda_init(bool required);
  * ob1x_cuda_init (failures are not shown). */
 int ob1x_cuda_init_for_runtime(void);
 
+/* Whether the process has the driver loaded (the table is then loaded
+ * too): the dynamic loader is asked only when a library was loaded since
+ * the last answer "no" (a walk under its lock, some 200 instructions). */
+bool ob1x_cuda_driver_present(void);
+
 /* Whether the driver table is loaded (no attempt to load it). */
 bool ob1x_cuda_loaded(void);
 

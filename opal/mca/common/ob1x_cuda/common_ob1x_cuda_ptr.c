@@ -80,7 +80,7 @@ static int adds_callback(struct dl_phdr_info *info, size_t size, void *adds)
 
 /* Case 2: whether the process has the driver loaded, asked to the dynamic
  * loader only when a library was loaded since the last answer "no". */
-static bool driver_present(void)
+bool ob1x_cuda_driver_present(void)
 {
     static unsigned long long adds_seen = ~0ULL;
     unsigned long long adds = 0;
@@ -156,7 +156,7 @@ int ob1x_cuda_classify(const void *ptr, size_t len, ob1x_cuda_ptr_info_t *info)
 {
     uintptr_t lo = (uintptr_t) ptr;
 
-    if (in_host_only_range(lo, lo + (len > 0 ? len : 1)) || !driver_present()) {
+    if (in_host_only_range(lo, lo + (len > 0 ? len : 1)) || !ob1x_cuda_driver_present()) {
         set_host(info);
         return OPAL_SUCCESS;
     }

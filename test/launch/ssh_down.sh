@@ -22,10 +22,14 @@ for ((t = 0; t < 50; t++)); do
     ip netns pids "$(host_name "$down")" | grep -q . || break
     sleep 0.1
 done
-# nothing listens there any more: a connection is refused
-if timeout 10 "$OB1X_NETNS_AGENT" "$(host_addr "$down")" true 2>/dev/null; then
-    fail "host $down still accepts ssh"
-fi
+# nothing listens there any more: a connection from the switch namespace
+# (where mpirun runs; the subnet is not routed from here) is refused at once
+ip netns exec "$OB1X_NETNS_PREFIX-sw" timeout 10 "$OB1X_NETNS_AGENT" "$(host_addr "$down")" true \
+    >"$tmp/refused" 2>&1
+rc=$?
+[ $rc -ne 0 ] || fail "host $down still accepts ssh"
+grep -q "refused" "$tmp/refused" ||
+    fail "ssh to host $down failed (status $rc), but not refused: $(cat "$tmp/refused")"
 
 start=$(date +%s)
 job 90 "$tmp/out" -np "$hosts" --map-by node hostname

@@ -5,12 +5,13 @@
 # namespace hosts, each with its own sshd (test/common/ob1x-netns --sshd),
 # with the list line's mpirun options (the routed component, tree spawn):
 #  1. `mpirun -np N --map-by node hostname`: every host prints its name once;
-#  2. test/launch/hosts (MPI): every rank reports, rank r on host r;
-#  3. with radix=K, the tree: every daemon's parent, printed by
-#     routed/ob1x_radix (routed_base_verbose 1), is the one of a K-ary tree
-#     over vpids 0 (mpirun) .. N: parent(v) = (v - 1) / K; with
+#     with radix=K, the same job shows the tree: every daemon's parent,
+#     printed by routed/ob1x_radix (routed_base_verbose 1), is the one of a
+#     K-ary tree over vpids 0 (mpirun) .. N: parent(v) = (v - 1) / K; with
 #     radix=stock, every daemon used stock routed/radix, not ob1x_radix
-#     (which the build-tree component path holds).
+#     (which the build-tree component path holds);
+#  2. test/launch/hosts (MPI): every rank reports, rank r on host r, with
+#     the daemons detached as in users' jobs.
 # The helper removes the namespaces, sshds and keys afterwards.
 set -u
 . "$OB1X_SRCDIR/test/launch/launch_lib.sh"
@@ -22,13 +23,17 @@ done
 bin=$(build launch/hosts) || exit 1
 secs=$((60 + hosts * 2))
 
-# --- 1. hostname -----------------------------------------------------------------
-job $secs "$tmp/out" -np "$hosts" --map-by node hostname
+# --- 1. hostname, and the tree ------------------------------------------------------
+# the daemons' verbose output comes back only with the session left attached
+verbose=()
+[ -z "$radix" ] || verbose=(--leave-session-attached --mca routed_base_verbose 1)
+job $secs "$tmp/out" -np "$hosts" --map-by node "${verbose[@]}" hostname
 rc=$?
 [ $rc -ne 124 ] && [ $rc -ne 137 ] || fail "hostname over $hosts hosts hung; output: $(tail -20 "$tmp/out")"
 [ $rc -eq 0 ] || fail "hostname over $hosts hosts: status $rc; output: $(tail -20 "$tmp/out")"
 check_every_host "$tmp/out" H
 echo "ssh_hosts: hostname ran on all $hosts hosts"
+cp "$tmp/out" "$tmp/tree"
 
 # --- 2. an MPI program ----------------------------------------------------------
 job $secs "$tmp/out" -np "$hosts" --map-by node "$bin"
@@ -41,13 +46,9 @@ for ((r = 0; r < hosts; r++)); do
 done
 echo "ssh_hosts: $hosts ranks of an MPI job reported, rank r on host r"
 
-# --- 3. the tree ------------------------------------------------------------------
+# --- the tree, from job 1's verbose output -------------------------------------------
 [ -n "$radix" ] || exit 0
-# the daemons' output comes back only with the session left attached
-job $secs "$tmp/out" -np "$hosts" --map-by node --leave-session-attached \
-    --mca routed_base_verbose 1 hostname
-rc=$?
-[ $rc -eq 0 ] || fail "verbose job: status $rc; output: $(tail -20 "$tmp/out")"
+mv "$tmp/tree" "$tmp/out"
 if [ "$radix" = stock ]; then
     # ob1x_radix installed (in the component path) but not named: unused
     grep -q "routed:ob1x_radix: vpid" "$tmp/out" &&

@@ -17,7 +17,8 @@
  * BTLs fragments may overtake each other on the wire; the PML must still
  * match in order).
  *
- * Arguments: --long (more messages); --expect-ooo (the out-of-order counter
+ * Arguments: --long (more messages); --quick (600 per stream: slow links,
+ * such as the namespace hosts of ofi-net.list); --expect-ooo (the out-of-order counter
  * must have moved: for runs where MATCH headers go over two BTLs, i.e. two
  * BTLs of equal exclusivity and latency, so that the ordering code is proven
  * to have reordered real traffic).
@@ -209,6 +210,8 @@ int main(int argc, char **argv)
     t_limits_get(argc, argv, &lim);
     if (t_has_arg(argc, argv, "--long"))
         nmsgs = 20000;
+    else if (t_has_arg(argc, argv, "--quick"))
+        nmsgs = 600;
     maxlen = lim.first_frag_min + 2 * lim.max_send_max + 17;
     if (2 * lim.eager_max + 333 > maxlen)
         maxlen = 2 * lim.eager_max + 333;

@@ -9,7 +9,8 @@
  * outstanding message of its (source, tag) pair (non-overtaking).
  *
  * The whole plan derives from one seed, printed at the start; rerun with
- * --seed=N to reproduce. --long: more epochs and bigger messages allowed.
+ * --seed=N to reproduce. --long: more epochs and bigger messages allowed;
+ * --quick: 15 epochs (slow links, such as the namespace hosts of ofi-net.list).
  *
  * Counters (every rank, every epoch): message counters moved by the number
  * of messages it sent, byte counters by their total size, and
@@ -265,6 +266,8 @@ int main(int argc, char **argv)
     if (t_has_arg(argc, argv, "--long")) {
         epochs = 100;
         per_epoch = 60;
+    } else if (t_has_arg(argc, argv, "--quick")) {
+        epochs = 15;
     }
     sv = t_arg_value(argc, argv, "--seed");
     seed = sv ? strtoull(sv, NULL, 0) : (unsigned long long) time(NULL);

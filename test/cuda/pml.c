@@ -34,9 +34,10 @@ static int staged_only, host_only, no_pvars;
 
 /* ---------------------------------------------------------------- MPI_T */
 
-enum { PV_STAGED, PV_RGET_DEV, PV_ENABLED, PV_N };
-static const char *const pv_names[PV_N] = {"pml_ob1x_cuda_bytes_staged",
-                                           "pml_ob1x_cuda_rget_device", "pml_ob1x_cuda_enabled"};
+enum { PV_STAGED, PV_RGET_DEV, PV_ENABLED, PV_PINNED, PV_REUSED, PV_N };
+static const char *const pv_names[PV_N] = {
+    "pml_ob1x_cuda_bytes_staged", "pml_ob1x_cuda_rget_device", "pml_ob1x_cuda_enabled",
+    "pml_ob1x_cuda_stage_pinned", "pml_ob1x_cuda_stage_reused"};
 static MPI_T_pvar_session pv_session;
 static MPI_T_pvar_handle pv_handle[PV_N];
 
@@ -289,6 +290,28 @@ static void check_counters(unsigned long long staged0, unsigned long long rget0,
     }
 }
 
+/* The staging pool (pml_ob1x_cuda_stage.c): a rank that staged dozens of
+ * messages pinned a few blocks (about one per size class in use at once)
+ * and reused them; with --expect-no-pin (pml_ob1x_cuda_stage_cache 0, or
+ * pinning refused by the driver) it pinned none and staged all the same. */
+static void check_pool(int expect_no_pin)
+{
+    unsigned long long pinned = pv(PV_PINNED), reused = pv(PV_REUSED);
+
+    if (no_pvars || host_only || 0 == pv(PV_STAGED)) {
+        return;
+    }
+    t_log("staging pool: %llu blocks pinned, %llu reused", pinned, reused);
+    if (expect_no_pin) {
+        T_CHECK(0 == pinned && 0 == reused, "%llu blocks pinned, %llu reused with pinning off",
+                pinned, reused);
+        return;
+    }
+    T_CHECK(pinned > 0, "device buffers were staged but no host block was pinned");
+    T_CHECK(reused > 2 * pinned, "%llu pinned blocks reused only %llu times", pinned, reused);
+    T_CHECK(pinned <= 24, "%llu blocks pinned: the pool does not keep them", pinned);
+}
+
 static void run_case(pattern_t p, int sdev, int rdev, size_t len, int tag)
 {
     int src = 0, dst = nprocs > 1 ? 1 : 0;
@@ -478,6 +501,7 @@ int main(int argc, char **argv)
     }
     T_CHECK(no_pvars || pv(PV_ENABLED) == (unsigned long long) !host_only,
             "pml_ob1x_cuda_enabled is %llu", pv(PV_ENABLED));
+    check_pool(t_has_arg(argc, argv, "--expect-no-pin"));
 #ifdef T_HOST_ONLY
     {
         FILE *maps = fopen("/proc/self/maps", "r");

@@ -20,6 +20,9 @@
 #           communicator created: noticed from progress (pml_late.c)
 #   host    host buffers only, program not linked with the emulation: the
 #           driver is never loaded, nothing staged
+#   nopin   1 rank to itself, staging without pinned memory: with
+#           pml_ob1x_cuda_stage_cache 0, and with the driver refusing to
+#           pin (cuMemHostAlloc fails): same results, no block pinned
 #   protect the check of the check: stock ob1 (no device support in
 #           Debian's Open MPI) on the same program must crash
 . "$OB1X_SRCDIR/test/cuda/lib.sh"
@@ -72,6 +75,13 @@ host)
     build_prog pml_host
     job -np 2 "${env[@]}" --mca pml ob1x --mca btl self,vader "$tmp/pml_host" ||
         fail "host buffers"
+    ;;
+nopin)
+    build_prog pml emu
+    job -np 1 "${env[@]}" --mca pml ob1x --mca btl self --mca pml_ob1x_cuda_stage_cache 0 \
+        "$tmp/pml" --staged --expect-no-pin || fail "staging with pml_ob1x_cuda_stage_cache 0"
+    job -np 1 "${env[@]}" -x OB1X_CUEMU_FAIL=cuMemHostAlloc --mca pml ob1x --mca btl self \
+        "$tmp/pml" --staged --expect-no-pin || fail "staging when the driver cannot pin"
     ;;
 protect)
     build_prog pml emu

@@ -66,11 +66,12 @@ job() {
 host_name() { echo "$OB1X_NETNS_PREFIX-h$1"; }
 host_addr() { echo "${OB1X_NETNS_SUBNET%.0/24}.$(($1 + 1))"; }
 
-# check_every_host OUT PATTERN: OUT holds one line per host, made by PATTERN
-# (sed replacement of the host name 'H'), each exactly once.
+# check_every_host OUT PATTERN [N]: OUT holds one line per host of the
+# first N (default: all), made by PATTERN (sed replacement of the host name
+# 'H'), each exactly once.
 check_every_host() {
     local out=$1 i h n
-    for ((i = 0; i < hosts; i++)); do
+    for ((i = 0; i < ${3:-$hosts}; i++)); do
         h=$(host_name $i)
         n=$(grep -c "^${2//H/$h}\$" "$out")
         [ "$n" = 1 ] || fail "host $h reported $n times, not once; output: $(head -20 "$out")"

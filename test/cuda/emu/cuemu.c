@@ -859,3 +859,28 @@ EMU_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t len, 
     pthread_mutex_unlock(&emu.lock);
     return CUDA_SUCCESS;
 }
+
+/* --- pinned host memory -------------------------------------------------- */
+
+/* Ordinary host memory (the emulation has no DMA to lock pages for); the
+ * counts tell the tests how often ob1x pinned and released. */
+EMU_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
+{
+    ENTER(cuMemHostAlloc);
+    (void) flags;
+    if (NULL == current_ctx) {
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    if (0 != posix_memalign(pp, 4096, bytesize > 0 ? bytesize : 1)) {
+        *pp = NULL;
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    return CUDA_SUCCESS;
+}
+
+EMU_EXPORT CUresult cuMemFreeHost(void *p)
+{
+    ENTER(cuMemFreeHost);
+    free(p);
+    return CUDA_SUCCESS;
+}

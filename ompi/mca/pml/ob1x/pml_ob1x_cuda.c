@@ -26,6 +26,7 @@
 
 #include "pml_ob1x.h"
 #include "pml_ob1x_cuda.h"
+#include "pml_ob1x_cuda_stage.h"
 #include "pml_ob1x_recvreq.h"
 #include "pml_ob1x_sendreq.h"
 
@@ -47,6 +48,9 @@ void ob1x_cuda_register_params(void)
         "variable pml_ob1x_cuda_enabled for a given run",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, MCA_BASE_VAR_FLAG_DEFAULT_ONLY, OPAL_INFO_LVL_4,
         MCA_BASE_VAR_SCOPE_CONSTANT, &cuda_support);
+#if OB1X_PML_CUDA
+    ob1x_cuda_stage_register_params();
+#endif
 }
 
 #if OB1X_PML_CUDA
@@ -100,6 +104,7 @@ void ob1x_cuda_close(void)
         (void) opal_progress_unregister(refresh_progress);
         progress_registered = false;
     }
+    ob1x_cuda_stage_drain();
 }
 
 bool ob1x_cuda_is_device(const void *buf, size_t count, struct ompi_datatype_t *dtype)
@@ -142,20 +147,6 @@ static int copy_sync(void *dst, const void *src, size_t len)
         (void) ob1x_counter_add(&ob1x_counters.events[OB1X_EV_CUDA_STAGED], len);
     }
     return OPAL_SUCCESS == rc ? OMPI_SUCCESS : OMPI_ERROR;
-}
-
-/* Host memory for the span of a message; NULL after telling the user. */
-static void *stage_alloc(size_t span)
-{
-    void *p = malloc(span);
-
-    if (OPAL_UNLIKELY(NULL == p)) {
-        ob1x_show_help_now("help-mpi-pml-ob1x.txt", "out-of-memory",
-                           "the host copy of a device (GPU) buffer", "the job is aborted",
-                           ob1x_host());
-        ompi_rte_abort(OMPI_ERR_OUT_OF_RESOURCE, NULL);
-    }
-    return p;
 }
 
 /* Why a device buffer is staged where CUDA IPC might have been expected. */
@@ -248,13 +239,13 @@ static int stage_send(const void *buf, size_t count, struct ompi_datatype_t *dty
     ptrdiff_t gap;
     size_t span = opal_datatype_span(&dtype->super, count, &gap);
 
-    *block = stage_alloc(span);
+    *block = ob1x_cuda_stage_get(span);
     if (NULL == *block) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     *host = (char *) *block - gap;
     if (copy && OMPI_SUCCESS != copy_sync(*block, (const char *) buf + gap, span)) {
-        free(*block);
+        ob1x_cuda_stage_put(*block);
         *block = NULL;
         return OMPI_ERROR;
     }
@@ -295,7 +286,7 @@ int ob1x_cuda_isend(const void *buf, size_t count, struct ompi_datatype_t *dtype
     }
     rc = ob1x_send_request_create(host, count, dtype, dst, tag, mode, comm, false, &req);
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
-        free(block);
+        ob1x_cuda_stage_put(block);
         if (NULL != reg) {
             (void) dev_btl->btl->btl_deregister_mem(dev_btl->btl, reg);
         }
@@ -333,7 +324,7 @@ int ob1x_cuda_isend_init(const void *buf, size_t count, struct ompi_datatype_t *
     }
     rc = ob1x_send_request_create(host, count, dtype, dst, tag, mode, comm, true, &req);
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
-        free(block);
+        ob1x_cuda_stage_put(block);
         return rc;
     }
     req->cuda_user = buf;
@@ -382,7 +373,7 @@ void ob1x_cuda_send_fini(ob1x_send_request_t *req)
 
 void ob1x_cuda_send_release(ob1x_send_request_t *req)
 {
-    free(req->cuda_stage);
+    ob1x_cuda_stage_put(req->cuda_stage);
     req->cuda_stage = NULL;
     req->cuda_user = NULL;
 }
@@ -399,7 +390,7 @@ void ob1x_cuda_recv_setup(ob1x_recv_request_t *req, void **buf, size_t count,
         return;
     }
     span = opal_datatype_span(&dtype->super, count, &gap);
-    req->cuda_stage = stage_alloc(span);
+    req->cuda_stage = ob1x_cuda_stage_get(span);
     if (NULL == req->cuda_stage) {
         return;
     }
@@ -474,7 +465,7 @@ void ob1x_cuda_recv_release(ob1x_recv_request_t *req)
     free(req->cuda_back);
     req->cuda_back = NULL;
     req->cuda_back_n = 0;
-    free(req->cuda_stage);
+    ob1x_cuda_stage_put(req->cuda_stage);
     req->cuda_stage = NULL;
     req->cuda_user = NULL;
 }

@@ -70,6 +70,13 @@ static const ob1x_pvar_t other_pvars[] = {
      "Messages sent from device memory by a device RGET (the peer's BTL read the device "
      "buffer, e.g. by CUDA IPC); a refused one is staged afterwards and counted here too",
      MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_CUDA_RGET)},
+    {"cuda_stage_pinned",
+     "Host blocks ob1x pinned (page-locked) to stage device (GPU) buffers; they are kept "
+     "for reuse up to pml_ob1x_cuda_stage_cache bytes (docs/cuda.md)",
+     MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_CUDA_STAGE_PINNED)},
+    {"cuda_stage_reused",
+     "Staged messages whose host copy was a pinned block kept from an earlier message",
+     MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_CUDA_STAGE_REUSED)},
     {"cuda_enabled",
      "1 when ob1x handles CUDA device buffers in this process now: built with CUDA support "
      "and the CUDA driver is loaded here (by the application or by ob1x), so every buffer is "

@@ -38,6 +38,8 @@ typedef enum ob1x_event {
     OB1X_EV_CUDA_STAGED,          /* bytes copied between device memory and host copies */
     OB1X_EV_CUDA_RGET,            /* device RGETs sent (device memory read by the peer's BTL) */
     OB1X_EV_CUDA_ENABLED,         /* 1 once ob1x checks buffers for device memory */
+    OB1X_EV_CUDA_STAGE_PINNED,    /* staging blocks pinned (cuMemHostAlloc) */
+    OB1X_EV_CUDA_STAGE_REUSED,    /* staging blocks served from the pinned pool */
     OB1X_EV_COUNT
 } ob1x_event_t;
 

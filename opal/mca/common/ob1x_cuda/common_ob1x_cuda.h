@@ -119,6 +119,15 @@ int ob1x_cuda_copy_test(int ticket);
  * copies cannot be ordered after this process's streams. */
 int ob1x_cuda_sync_legacy(void);
 
+/* Page-locked host memory that every context may use (cuMemHostAlloc,
+ * portable): copies between it and device memory are DMA transfers the
+ * copy stream overlaps, where pageable memory goes through the driver's
+ * own bounce buffers, synchronously. Pinning costs about a millisecond per
+ * MiB, so callers keep what they pin (pml/ob1x's staging pool). *p is NULL
+ * on any failure. */
+int ob1x_cuda_host_alloc(size_t len, void **p);
+void ob1x_cuda_host_free(void *p);
+
 /* Devices: how many, their UUID (what identifies a device across
  * processes, whose ordinals differ under CUDA_VISIBLE_DEVICES), and
  * whether device dev can access peer's memory (false for dev == peer). */

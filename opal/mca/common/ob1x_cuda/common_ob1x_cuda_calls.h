@@ -38,6 +38,8 @@
     X(cuEventRecord)                                                                               \
     X(cuEventQuery)                                                                                \
     X(cuEventDestroy)                                                                              \
-    X(cuMemcpyAsync)
+    X(cuMemcpyAsync)                                                                               \
+    X(cuMemHostAlloc)                                                                              \
+    X(cuMemFreeHost)
 
 #endif /* COMMON_OB1X_CUDA_CALLS_H */

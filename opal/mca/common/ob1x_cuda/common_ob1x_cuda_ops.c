@@ -244,6 +244,33 @@ int ob1x_cuda_sync_legacy(void)
     return CUDA_SUCCESS == rc ? OPAL_SUCCESS : ob1x_cuda_failed("cuStreamSynchronize", rc);
 }
 
+int ob1x_cuda_host_alloc(size_t len, void **p)
+{
+    CUresult rc;
+
+    *p = NULL;
+    if (OPAL_SUCCESS != ob1x_cuda_need()) {
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
+    pthread_mutex_lock(&copier.lock);
+    rc = OPAL_SUCCESS == ensure_context()
+             ? ob1x_cuda_drv.cuMemHostAlloc(p, len, CU_MEMHOSTALLOC_PORTABLE)
+             : CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_unlock(&copier.lock);
+    if (CUDA_SUCCESS != rc) {
+        *p = NULL;
+        return OPAL_ERR_OUT_OF_RESOURCE; /* not worth a message: the caller has malloc */
+    }
+    return OPAL_SUCCESS;
+}
+
+void ob1x_cuda_host_free(void *p)
+{
+    if (NULL != p && OPAL_SUCCESS == ob1x_cuda_need()) {
+        (void) ob1x_cuda_drv.cuMemFreeHost(p);
+    }
+}
+
 int ob1x_cuda_copy_test(int ticket)
 {
     CUevent ev;

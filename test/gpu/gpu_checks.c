@@ -360,6 +360,7 @@ static void pvar_init(void)
     static const char *const names[] = {
         "pml_ob1x_cuda_enabled",     "pml_ob1x_cuda_bytes_staged",  "btl_smcuda_ipc_setups_ok",
         "btl_smcuda_ipc_cache_hits", "btl_smcuda_ipc_cache_misses",
+        "pml_ob1x_cuda_stage_pinned", "pml_ob1x_cuda_stage_reused",
     };
 
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -920,8 +921,12 @@ static void check_noncontig(void)
     } else if (bad_n) {
         report("noncontig", "FAIL", "%d of %d messages wrong; first %s", bad_n, n, first_bad);
     } else if (have) {
+        unsigned long long pinned = 0, reused = 0;
+        counter_sum("pml_ob1x_cuda_stage_pinned", &pinned);
+        counter_sum("pml_ob1x_cuda_stage_reused", &reused);
         report("noncontig", "PASS", "%d vector-datatype device messages verified "
-               "(pml_ob1x_cuda_bytes_staged +%llu)", n, staged1 - staged0);
+               "(pml_ob1x_cuda_bytes_staged +%llu; the job so far: %llu staging blocks pinned, "
+               "%llu reused)", n, staged1 - staged0, pinned, reused);
     } else {
         report("noncontig", "PASS", "%d vector-datatype device messages verified "
                "(no pml_ob1x_cuda_bytes_staged counter)", n);

@@ -34,10 +34,10 @@ static int staged_only, host_only, no_pvars;
 
 /* ---------------------------------------------------------------- MPI_T */
 
-enum { PV_STAGED, PV_RGET_DEV, PV_ENABLED, PV_PINNED, PV_REUSED, PV_N };
+enum { PV_STAGED, PV_RGET_DEV, PV_ENABLED, PV_PINNED, PV_REUSED, PV_PIECES, PV_N };
 static const char *const pv_names[PV_N] = {
     "pml_ob1x_cuda_bytes_staged", "pml_ob1x_cuda_rget_device", "pml_ob1x_cuda_enabled",
-    "pml_ob1x_cuda_stage_pinned", "pml_ob1x_cuda_stage_reused"};
+    "pml_ob1x_cuda_stage_pinned", "pml_ob1x_cuda_stage_reused", "pml_ob1x_cuda_stage_pieces"};
 static MPI_T_pvar_session pv_session;
 static MPI_T_pvar_handle pv_handle[PV_N];
 
@@ -293,15 +293,27 @@ static void check_counters(unsigned long long staged0, unsigned long long rget0,
 /* The staging pool (pml_ob1x_cuda_stage.c): a rank that staged dozens of
  * messages pinned a few blocks (about one per size class in use at once)
  * and reused them; with --expect-no-pin (pml_ob1x_cuda_stage_cache 0, or
- * pinning refused by the driver) it pinned none and staged all the same. */
-static void check_pool(int expect_no_pin)
+ * pinning refused by the driver) it pinned none and staged all the same.
+ * Pieces (pml_ob1x_cuda_pieces.c): where everything is staged, the 5 MiB
+ * contiguous messages were copied piece by piece on this rank's side (as
+ * sender, receiver or both); --expect-whole: none (piece size 0). */
+static void check_pool(int expect_no_pin, int expect_whole)
 {
-    unsigned long long pinned = pv(PV_PINNED), reused = pv(PV_REUSED);
+    unsigned long long pinned = pv(PV_PINNED), reused = pv(PV_REUSED), pieces = pv(PV_PIECES);
 
     if (no_pvars || host_only || 0 == pv(PV_STAGED)) {
         return;
     }
-    t_log("staging pool: %llu blocks pinned, %llu reused", pinned, reused);
+    t_log("staging pool: %llu blocks pinned, %llu reused; %llu messages copied in pieces", pinned,
+          reused, pieces);
+    if (expect_whole) {
+        T_CHECK(0 == pieces, "%llu messages copied in pieces with pieces off", pieces);
+    } else if (staged_only) {
+        /* each side of the five device-to-device 5 MiB messages that are
+         * neither buffered nor persistent (the receiver's pieces follow
+         * FRAGs; a host sender may use RDMA, which lands whole) */
+        T_CHECK(pieces >= 5, "only %llu staged 5 MiB messages were copied in pieces", pieces);
+    }
     if (expect_no_pin) {
         T_CHECK(0 == pinned && 0 == reused, "%llu blocks pinned, %llu reused with pinning off",
                 pinned, reused);
@@ -501,7 +513,7 @@ int main(int argc, char **argv)
     }
     T_CHECK(no_pvars || pv(PV_ENABLED) == (unsigned long long) !host_only,
             "pml_ob1x_cuda_enabled is %llu", pv(PV_ENABLED));
-    check_pool(t_has_arg(argc, argv, "--expect-no-pin"));
+    check_pool(t_has_arg(argc, argv, "--expect-no-pin"), t_has_arg(argc, argv, "--expect-whole"));
 #ifdef T_HOST_ONLY
     {
         FILE *maps = fopen("/proc/self/maps", "r");

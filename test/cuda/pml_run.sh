@@ -22,13 +22,18 @@
 #           driver is never loaded, nothing staged
 #   nopin   1 rank to itself, staging without pinned memory: with
 #           pml_ob1x_cuda_stage_cache 0, and with the driver refusing to
-#           pin (cuMemHostAlloc fails): same results, no block pinned
+#           pin (cuMemHostAlloc fails) and copies made whole
+#           (pml_ob1x_cuda_stage_piece 0): same results, no block pinned
+#           (copies run only once their events are seen, OB1X_CUEMU_ASYNC,
+#           in every mode: a FRAG read before its piece is copied, or a
+#           receive completed before its copies land, gets wrong bytes)
 #   protect the check of the check: stock ob1 (no device support in
 #           Debian's Open MPI) on the same program must crash
 . "$OB1X_SRCDIR/test/cuda/lib.sh"
 mode=${1:?mode}
 path=LD_LIBRARY_PATH="$emu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-env=(-x "$path" -x OB1X_CUEMU_PROTECT=1 -x OB1X_CUEMU_LAZY=1 -x OB1X_CUEMU_ARENA_MB=256)
+env=(-x "$path" -x OB1X_CUEMU_PROTECT=1 -x OB1X_CUEMU_LAZY=1 -x OB1X_CUEMU_ASYNC=1
+    -x OB1X_CUEMU_ARENA_MB=256)
 case $mode in
 smcuda)
     build_prog pml emu
@@ -81,7 +86,8 @@ nopin)
     job -np 1 "${env[@]}" --mca pml ob1x --mca btl self --mca pml_ob1x_cuda_stage_cache 0 \
         "$tmp/pml" --staged --expect-no-pin || fail "staging with pml_ob1x_cuda_stage_cache 0"
     job -np 1 "${env[@]}" -x OB1X_CUEMU_FAIL=cuMemHostAlloc --mca pml ob1x --mca btl self \
-        "$tmp/pml" --staged --expect-no-pin || fail "staging when the driver cannot pin"
+        --mca pml_ob1x_cuda_stage_piece 0 "$tmp/pml" --staged --expect-no-pin --expect-whole ||
+        fail "staging when the driver cannot pin, copies whole"
     ;;
 protect)
     build_prog pml emu

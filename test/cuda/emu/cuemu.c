@@ -58,11 +58,25 @@ static const char *const call_symbols[N_CALLS] = {
 struct CUctx_st {
     int dev;
 };
+/* A copy queued on a stream (OB1X_CUEMU_ASYNC=1). */
+typedef struct {
+    void *dst;
+    const void *src;
+    size_t len;
+} queued_copy_t;
+
 struct CUstream_st {
     bool non_blocking; /* CU_STREAM_NON_BLOCKING: no order with the legacy stream */
+    /* OB1X_CUEMU_ASYNC: copies numbered from 0 in order; those not run yet
+     * are ran..queued - 1, at q[number - base] */
+    queued_copy_t *q;
+    long ran, queued, base;
+    int cap;
 };
 struct CUevent_st {
     int polls_left; /* NOT_READY answers before SUCCESS */
+    CUstream stream; /* OB1X_CUEMU_ASYNC: the copies before it: numbers < upto */
+    long upto;
 };
 
 typedef struct {
@@ -98,7 +112,7 @@ _Static_assert(sizeof(emu_handle_t) <= sizeof(CUipcMemHandle), "handle too large
 
 static struct {
     pthread_mutex_t lock;
-    bool set_up, initialised, no_peer, protect, lazy;
+    bool set_up, initialised, no_peer, protect, lazy, async;
     int n_devices, event_polls;
     size_t arena;
     const char *count_path;
@@ -161,6 +175,7 @@ static void set_up(void)
     emu.no_peer = 0 != env_long("OB1X_CUEMU_NO_PEER", 0);
     emu.protect = 0 != env_long("OB1X_CUEMU_PROTECT", 0);
     emu.lazy = 0 != env_long("OB1X_CUEMU_LAZY", 0);
+    emu.async = 0 != env_long("OB1X_CUEMU_ASYNC", 0);
     emu.event_polls = (int) env_long("OB1X_CUEMU_EVENT_POLLS", 2);
     emu.arena = (size_t) env_long("OB1X_CUEMU_ARENA_MB", 64) << 20;
     emu.count_path = getenv("OB1X_CUEMU_COUNT");
@@ -790,12 +805,27 @@ EMU_EXPORT CUresult cuStreamCreate(CUstream *stream, unsigned int flags)
 
 /* Waits for the stream: here, the pending fills land (every stream
  * handle, CU_STREAM_LEGACY included, is ordered after them). */
+/* OB1X_CUEMU_ASYNC: run the stream's queued copies up to upto. emu.lock
+ * held. */
+static void run_queue(CUstream stream, long upto)
+{
+    if (NULL == stream || CU_STREAM_LEGACY == stream) {
+        return;
+    }
+    for (; stream->ran < upto && stream->ran < stream->queued; stream->ran++) {
+        const queued_copy_t *c = &stream->q[stream->ran - stream->base];
+        dev_copy(c->dst, c->src, c->len);
+    }
+}
+
 EMU_EXPORT CUresult cuStreamSynchronize(CUstream stream)
 {
     ENTER(cuStreamSynchronize);
-    (void) stream;
     pthread_mutex_lock(&emu.lock);
     flush_pending();
+    if (NULL != stream && CU_STREAM_LEGACY != stream) {
+        run_queue(stream, stream->queued);
+    }
     pthread_mutex_unlock(&emu.lock);
     return CUDA_SUCCESS;
 }
@@ -803,6 +833,10 @@ EMU_EXPORT CUresult cuStreamSynchronize(CUstream stream)
 EMU_EXPORT CUresult cuStreamDestroy(CUstream stream)
 {
     ENTER(cuStreamDestroy);
+    pthread_mutex_lock(&emu.lock);
+    run_queue(stream, stream->queued);
+    pthread_mutex_unlock(&emu.lock);
+    free(stream->q);
     free(stream);
     return CUDA_SUCCESS;
 }
@@ -821,11 +855,16 @@ EMU_EXPORT CUresult cuEventCreate(CUevent *event, unsigned int flags)
 EMU_EXPORT CUresult cuEventRecord(CUevent event, CUstream stream)
 {
     ENTER(cuEventRecord);
-    (void) stream;
+    pthread_mutex_lock(&emu.lock);
+    event->stream = NULL != stream && CU_STREAM_LEGACY != stream ? stream : NULL;
+    event->upto = NULL != event->stream ? stream->queued : 0;
+    pthread_mutex_unlock(&emu.lock);
     __atomic_store_n(&event->polls_left, emu.event_polls, __ATOMIC_RELAXED);
     return CUDA_SUCCESS;
 }
 
+/* With OB1X_CUEMU_ASYNC the copies before the event run only when it is
+ * seen complete: a reader that does not wait for it sees old bytes. */
 EMU_EXPORT CUresult cuEventQuery(CUevent event)
 {
     ENTER(cuEventQuery);
@@ -833,6 +872,9 @@ EMU_EXPORT CUresult cuEventQuery(CUevent event)
         __atomic_sub_fetch(&event->polls_left, 1, __ATOMIC_RELAXED);
         return CUDA_ERROR_NOT_READY;
     }
+    pthread_mutex_lock(&emu.lock);
+    run_queue(event->stream, event->upto);
+    pthread_mutex_unlock(&emu.lock);
     return CUDA_SUCCESS;
 }
 
@@ -844,7 +886,10 @@ EMU_EXPORT CUresult cuEventDestroy(CUevent event)
 }
 
 /* The copy is done at once; the event that follows it still answers
- * NOT_READY a few times, so that callers must poll as with a GPU. */
+ * NOT_READY a few times, so that callers must poll as with a GPU. With
+ * OB1X_CUEMU_ASYNC=1 a copy on a created stream is only queued: it runs,
+ * in order, when an event recorded after it is seen complete or the
+ * stream is synchronised. */
 EMU_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t len, CUstream stream)
 {
     ENTER(cuMemcpyAsync);
@@ -855,7 +900,25 @@ EMU_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t len, 
     if (NULL == stream || CU_STREAM_LEGACY == stream || !stream->non_blocking) {
         flush_pending(); /* ordered after the legacy stream's work */
     }
-    dev_copy((void *) (uintptr_t) dst, (const void *) (uintptr_t) src, len);
+    if (emu.async && NULL != stream && CU_STREAM_LEGACY != stream) {
+        if (stream->ran == stream->queued) {
+            stream->base = stream->queued; /* all run: the array starts over */
+        }
+        if (stream->queued - stream->base == stream->cap) {
+            int cap = stream->cap > 0 ? 2 * stream->cap : 64;
+            queued_copy_t *q = realloc(stream->q, (size_t) cap * sizeof(*q));
+            if (NULL == q) {
+                pthread_mutex_unlock(&emu.lock);
+                return CUDA_ERROR_OUT_OF_MEMORY;
+            }
+            stream->q = q;
+            stream->cap = cap;
+        }
+        stream->q[stream->queued++ - stream->base] =
+            (queued_copy_t){(void *) (uintptr_t) dst, (const void *) (uintptr_t) src, len};
+    } else {
+        dev_copy((void *) (uintptr_t) dst, (const void *) (uintptr_t) src, len);
+    }
     pthread_mutex_unlock(&emu.lock);
     return CUDA_SUCCESS;
 }

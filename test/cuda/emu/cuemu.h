@@ -30,6 +30,11 @@
  *                             of peers' memory opened by IPC) is PROT_NONE
  *                             except inside cuMemcpyAsync and cuemu_memcpy:
  *                             host code touching it faults, as on a GPU
+ *   OB1X_CUEMU_ASYNC=1        a cuMemcpyAsync on a created stream runs
+ *                             only when an event recorded after it is
+ *                             seen complete (cuEventQuery) or the stream
+ *                             is synchronised: code that reads a copy's
+ *                             target before then sees the old bytes
  */
 #ifndef CUEMU_H
 #define CUEMU_H

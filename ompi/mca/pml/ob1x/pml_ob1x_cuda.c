@@ -26,6 +26,7 @@
 
 #include "pml_ob1x.h"
 #include "pml_ob1x_cuda.h"
+#include "pml_ob1x_cuda_pieces.h"
 #include "pml_ob1x_cuda_stage.h"
 #include "pml_ob1x_recvreq.h"
 #include "pml_ob1x_sendreq.h"
@@ -50,6 +51,7 @@ void ob1x_cuda_register_params(void)
         MCA_BASE_VAR_SCOPE_CONSTANT, &cuda_support);
 #if OB1X_PML_CUDA
     ob1x_cuda_stage_register_params();
+    ob1x_cuda_pieces_register_params();
 #endif
 }
 
@@ -252,6 +254,72 @@ static int stage_send(const void *buf, size_t count, struct ompi_datatype_t *dty
     return OMPI_SUCCESS;
 }
 
+/* The most payload a message to the peer carries before its first FRAG:
+ * the largest eager size of its BTLs (a RNDV's first part is within it). */
+static size_t eager_head(mca_bml_base_endpoint_t *ep)
+{
+    size_t n = mca_bml_base_btl_array_get_size(&ep->btl_eager), head = 0;
+
+    for (size_t i = 0; i < n; ++i) {
+        size_t e = ob1x_eager_max(mca_bml_base_btl_array_get_index(&ep->btl_eager, i)->btl);
+        head = e > head ? e : head;
+    }
+    return head;
+}
+
+/* The copy of a contiguous, unbuffered device send buffer larger than any
+ * eager message to the peer, made piece by piece (pml_ob1x_cuda_pieces.c):
+ * every piece starts now, the first bytes are waited for here and the
+ * FRAGs wait for the rest (ob1x_cuda_send_staged). *pieces stays NULL
+ * when the message does not qualify; the caller then copies it whole. */
+static int stage_send_pieces(const void *buf, size_t count, struct ompi_datatype_t *dtype,
+                             mca_pml_base_send_mode_t mode, ob1x_comm_peer_t *peer, void **block,
+                             void **host, ob1x_cuda_pieces_t **pieces)
+{
+    ptrdiff_t gap;
+    size_t span = opal_datatype_span(&dtype->super, count, &gap), head;
+    bool ready = false;
+    int rc;
+
+    *pieces = NULL;
+    if (MCA_PML_BASE_SEND_BUFFERED == mode ||
+        !opal_datatype_is_contiguous_memory_layout(&dtype->super, (int32_t) count) ||
+        (head = eager_head(peer->endpoint)) >= span) {
+        return OMPI_SUCCESS;
+    }
+    *block = ob1x_cuda_stage_get(span);
+    *pieces = ob1x_cuda_pieces_new(*block, (const char *) buf + gap, span);
+    if (NULL == *pieces) {
+        ob1x_cuda_stage_put(*block);
+        *block = NULL;
+        return OMPI_SUCCESS;
+    }
+    *host = (char *) *block - gap;
+    rc = ob1x_cuda_pieces_start_all(*pieces);
+    while (OMPI_SUCCESS == rc && !ready) {
+        rc = ob1x_cuda_pieces_ready(*pieces, head, &ready);
+    }
+    if (OMPI_SUCCESS != rc) {
+        ob1x_cuda_pieces_free(*pieces);
+        ob1x_cuda_stage_put(*block);
+        *pieces = NULL;
+        *block = NULL;
+        return OMPI_ERROR;
+    }
+    ob1x_count_event(OB1X_EV_CUDA_PIECEWISE);
+    return OMPI_SUCCESS;
+}
+
+bool ob1x_cuda_send_staged(ob1x_send_request_t *req, size_t upto)
+{
+    bool ready = false;
+
+    if (OMPI_SUCCESS != ob1x_cuda_pieces_ready(req->cuda_pieces, upto, &ready)) {
+        ob1x_send_fatal(req->base.req_base.req_proc, OMPI_ERROR); /* a copy failed */
+    }
+    return ready;
+}
+
 static int wait_send(ob1x_send_request_t *req)
 {
     ompi_request_t *request = (ompi_request_t *) req;
@@ -271,6 +339,7 @@ int ob1x_cuda_isend(const void *buf, size_t count, struct ompi_datatype_t *dtype
     mca_bml_base_btl_t *dev_btl = NULL;
     mca_btl_base_registration_handle_t *reg = NULL;
     ob1x_send_request_t *req = NULL;
+    ob1x_cuda_pieces_t *pieces = NULL;
     void *block = NULL, *host = (void *) buf;
     int rc;
 
@@ -279,13 +348,17 @@ int ob1x_cuda_isend(const void *buf, size_t count, struct ompi_datatype_t *dtype
     }
     reg = device_rget_reg(buf, count, dtype, mode, peer, &dev_btl);
     if (NULL == reg) {
-        rc = stage_send(buf, count, dtype, true, &block, &host);
+        rc = stage_send_pieces(buf, count, dtype, mode, peer, &block, &host, &pieces);
+        if (OMPI_SUCCESS == rc && NULL == pieces) {
+            rc = stage_send(buf, count, dtype, true, &block, &host);
+        }
         if (OMPI_SUCCESS != rc) {
             return rc;
         }
     }
     rc = ob1x_send_request_create(host, count, dtype, dst, tag, mode, comm, false, &req);
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
+        ob1x_cuda_pieces_free(pieces);
         ob1x_cuda_stage_put(block);
         if (NULL != reg) {
             (void) dev_btl->btl->btl_deregister_mem(dev_btl->btl, reg);
@@ -294,6 +367,7 @@ int ob1x_cuda_isend(const void *buf, size_t count, struct ompi_datatype_t *dtype
     }
     req->cuda_user = buf;
     req->cuda_stage = block;
+    req->cuda_pieces = pieces;
     req->cuda_reg = reg;
     req->cuda_btl = dev_btl;
     rc = ob1x_send_request_begin(req, -1, NULL, OB1X_PROTO_COUNT);
@@ -373,6 +447,8 @@ void ob1x_cuda_send_fini(ob1x_send_request_t *req)
 
 void ob1x_cuda_send_release(ob1x_send_request_t *req)
 {
+    ob1x_cuda_pieces_free(req->cuda_pieces); /* waits for copies still in flight */
+    req->cuda_pieces = NULL;
     ob1x_cuda_stage_put(req->cuda_stage);
     req->cuda_stage = NULL;
     req->cuda_user = NULL;
@@ -399,6 +475,9 @@ void ob1x_cuda_recv_setup(ob1x_recv_request_t *req, void **buf, size_t count,
     req->cuda_gap = gap;
     req->cuda_contig = opal_datatype_is_contiguous_memory_layout(&dtype->super, (int32_t) count);
     req->cuda_direct = false;
+    req->cuda_pieces = req->cuda_contig ? ob1x_cuda_pieces_new((char *) *buf + gap,
+                                                               req->cuda_stage, span)
+                                        : NULL;
     *buf = (char *) req->cuda_stage - gap;
     if (!persistent) {
         ob1x_cuda_recv_start(req);
@@ -409,6 +488,9 @@ void ob1x_cuda_recv_start(ob1x_recv_request_t *req)
 {
     req->cuda_direct = false;
     req->cuda_back_n = 0;
+    if (NULL != req->cuda_pieces) {
+        ob1x_cuda_pieces_reset(req->cuda_pieces);
+    }
     if (!req->cuda_contig &&
         OMPI_SUCCESS !=
             copy_sync(req->cuda_stage, (char *) req->cuda_user + req->cuda_gap, req->cuda_span)) {
@@ -416,9 +498,28 @@ void ob1x_cuda_recv_start(ob1x_recv_request_t *req)
     }
 }
 
+void ob1x_cuda_recv_landed(ob1x_recv_request_t *req, size_t offset, const struct iovec *iov,
+                           uint32_t iov_count)
+{
+    size_t len = 0, end;
+
+    if (req->cuda_direct) {
+        return; /* a device RGET writes the device itself */
+    }
+    for (uint32_t i = 0; i < iov_count; ++i) {
+        len += iov[i].iov_len;
+    }
+    end = offset + len < req->capacity ? offset + len : req->capacity;
+    if (offset < end) {
+        /* a piece that could not start is copied at completion */
+        (void) ob1x_cuda_pieces_landed(req->cuda_pieces, offset, end - offset);
+    }
+}
+
 void ob1x_cuda_recv_done(ob1x_recv_request_t *req)
 {
     size_t len = req->cuda_span;
+    int early = 0;
 
     if (req->cuda_direct) {
         /* a device RGET wrote the device buffer itself, but for the
@@ -439,6 +540,15 @@ void ob1x_cuda_recv_done(ob1x_recv_request_t *req)
     if (req->cuda_contig) {
         /* only what arrived: the rest of the buffer stays as it was */
         len = req->msg_length < req->capacity ? req->msg_length : req->capacity;
+    }
+    if (NULL != req->cuda_pieces) {
+        if (OMPI_SUCCESS != ob1x_cuda_pieces_finish(req->cuda_pieces, len, &early)) {
+            req->base.req_base.req_ompi.req_status.MPI_ERROR = MPI_ERR_INTERN;
+        }
+        if (early > 0) {
+            ob1x_count_event(OB1X_EV_CUDA_PIECEWISE);
+        }
+        return;
     }
     if (OMPI_SUCCESS != copy_sync((char *) req->cuda_user + req->cuda_gap, req->cuda_stage, len)) {
         req->base.req_base.req_ompi.req_status.MPI_ERROR = MPI_ERR_INTERN;
@@ -465,6 +575,8 @@ void ob1x_cuda_recv_release(ob1x_recv_request_t *req)
     free(req->cuda_back);
     req->cuda_back = NULL;
     req->cuda_back_n = 0;
+    ob1x_cuda_pieces_free(req->cuda_pieces);
+    req->cuda_pieces = NULL;
     ob1x_cuda_stage_put(req->cuda_stage);
     req->cuda_stage = NULL;
     req->cuda_user = NULL;
@@ -517,6 +629,11 @@ int ob1x_cuda_send_stage_late(ob1x_send_request_t *req)
     return OMPI_ERR_NOT_SUPPORTED;
 }
 
+bool ob1x_cuda_send_staged(ob1x_send_request_t *req, size_t upto)
+{
+    return true;
+}
+
 void ob1x_cuda_send_fini(ob1x_send_request_t *req)
 {
 }
@@ -531,6 +648,11 @@ void ob1x_cuda_recv_setup(ob1x_recv_request_t *req, void **buf, size_t count,
 }
 
 void ob1x_cuda_recv_start(ob1x_recv_request_t *req)
+{
+}
+
+void ob1x_cuda_recv_landed(ob1x_recv_request_t *req, size_t offset, const struct iovec *iov,
+                           uint32_t iov_count)
 {
 }
 

@@ -21,6 +21,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
 
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/pml/pml.h"
@@ -58,6 +60,9 @@ int ob1x_cuda_send_restage(struct ob1x_send_request *req);
 /* A device-RGET send must move by FRAGs after all (the receiver refused
  * or gave up a range): copy to host now and read from there. */
 int ob1x_cuda_send_stage_late(struct ob1x_send_request *req);
+/* A send staged piece by piece: whether [0, upto) of its host copy holds
+ * the data yet (polls the copies; never waits). */
+bool ob1x_cuda_send_staged(struct ob1x_send_request *req, size_t upto);
 /* The PML is done with the send: release its device registration. */
 void ob1x_cuda_send_fini(struct ob1x_send_request *req);
 /* Back to the free list: free its host copy. */
@@ -70,6 +75,10 @@ void ob1x_cuda_recv_setup(struct ob1x_recv_request *req, void **buf, size_t coun
 /* (Re)started: a non-contiguous buffer's host copy is refreshed from the
  * device (the gaps of the datatype must come back unchanged). */
 void ob1x_cuda_recv_start(struct ob1x_recv_request *req);
+/* Payload landed in the host copy at offset (recv_unpack, under the
+ * request's lock): pieces it completes start for the device. */
+void ob1x_cuda_recv_landed(struct ob1x_recv_request *req, size_t offset, const struct iovec *iov,
+                           uint32_t iov_count);
 /* Complete: the host copy goes to the device. */
 void ob1x_cuda_recv_done(struct ob1x_recv_request *req);
 void ob1x_cuda_recv_release(struct ob1x_recv_request *req);

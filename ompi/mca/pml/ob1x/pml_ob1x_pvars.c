@@ -77,6 +77,11 @@ static const ob1x_pvar_t other_pvars[] = {
     {"cuda_stage_reused",
      "Staged messages whose host copy was a pinned block kept from an earlier message",
      MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_CUDA_STAGE_REUSED)},
+    {"cuda_stage_pieces",
+     "Staged device (GPU) messages whose copy ran piece by piece beside the transfer: sends "
+     "copied to host ahead of their FRAGs, receives copied to the device as pieces arrived "
+     "(pml_ob1x_cuda_stage_piece; docs/cuda.md)",
+     MCA_BASE_PVAR_CLASS_COUNTER, EVENT(OB1X_EV_CUDA_PIECEWISE)},
     {"cuda_enabled",
      "1 when ob1x handles CUDA device buffers in this process now: built with CUDA support "
      "and the CUDA driver is loaded here (by the application or by ob1x), so every buffer is "

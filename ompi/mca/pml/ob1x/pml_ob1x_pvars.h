@@ -40,6 +40,7 @@ typedef enum ob1x_event {
     OB1X_EV_CUDA_ENABLED,         /* 1 once ob1x checks buffers for device memory */
     OB1X_EV_CUDA_STAGE_PINNED,    /* staging blocks pinned (cuMemHostAlloc) */
     OB1X_EV_CUDA_STAGE_REUSED,    /* staging blocks served from the pinned pool */
+    OB1X_EV_CUDA_PIECEWISE,       /* staged messages whose copy overlapped the transfer */
     OB1X_EV_COUNT
 } ob1x_event_t;
 

@@ -39,6 +39,7 @@ static void recv_request_construct(ob1x_recv_request_t *req)
     req->rdma_cnt = 0;
     req->cuda_user = NULL;
     req->cuda_stage = NULL;
+    req->cuda_pieces = NULL;
     req->cuda_back = NULL;
     req->cuda_back_n = 0;
 }
@@ -181,6 +182,9 @@ static void recv_unpack(ob1x_recv_request_t *req, size_t offset, struct iovec *i
         opal_convertor_set_position(conv, &position);
     }
     ob1x_convertor_unpack(conv, iov, iov_count);
+    if (OPAL_UNLIKELY(NULL != req->cuda_pieces)) {
+        ob1x_cuda_recv_landed(req, offset, iov, iov_count); /* contiguous: never early */
+    }
     while (NULL != (piece = (early_piece_t *) opal_list_get_first(&req->early_pieces)) &&
            &piece->super != opal_list_get_end(&req->early_pieces) &&
            piece->offset == conv->bConverted) {

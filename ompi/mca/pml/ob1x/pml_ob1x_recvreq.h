@@ -61,6 +61,9 @@ typedef struct ob1x_recv_request {
     struct ob1x_cuda_range {
         size_t offset, length;
     } *cuda_back;
+    /* The copies of the host copy's pieces to the device, each started
+     * once its bytes have arrived (NULL: one copy at completion). */
+    struct ob1x_cuda_pieces *cuda_pieces;
 } ob1x_recv_request_t;
 
 OBJ_CLASS_DECLARATION(ob1x_recv_request_t);

@@ -298,6 +298,12 @@ static bool send_one_frag(ob1x_send_request_t *req)
     if (OPAL_UNLIKELY(ob1x_fault_injected())) {
         return false;
     }
+    /* a device buffer staged piece by piece: its copy must have reached
+     * this FRAG's bytes (else later, as when out of resources) */
+    if (OPAL_UNLIKELY(NULL != req->cuda_pieces) &&
+        !ob1x_cuda_send_staged(req, req->offset + size)) {
+        return false;
+    }
     opal_convertor_set_position(&req->base.req_base.req_convertor, &position);
     mca_bml_base_prepare_src(bml_btl, &req->base.req_base.req_convertor, MCA_BTL_NO_ORDER,
                              sizeof(ob1x_hdr_frag_t), &size,

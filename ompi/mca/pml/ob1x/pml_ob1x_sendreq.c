@@ -45,6 +45,7 @@ static void send_request_construct(ob1x_send_request_t *req)
     req->cuda_user = NULL;
     req->cuda_stage = NULL;
     req->cuda_reg = NULL;
+    req->cuda_pieces = NULL;
 }
 
 static void send_request_destruct(ob1x_send_request_t *req)

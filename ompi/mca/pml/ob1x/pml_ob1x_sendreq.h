@@ -82,6 +82,9 @@ typedef struct ob1x_send_request {
     void *cuda_stage;
     mca_btl_base_registration_handle_t *cuda_reg;
     mca_bml_base_btl_t *cuda_btl;
+    /* The copies to cuda_stage when they run piece by piece, ahead of the
+     * FRAGs that read them (NULL: the copy was made whole). */
+    struct ob1x_cuda_pieces *cuda_pieces;
 } ob1x_send_request_t;
 
 OBJ_CLASS_DECLARATION(ob1x_send_request_t);
@@ -324,6 +327,16 @@ static inline void ob1x_proto_in_rdma(ob1x_proto_in_t *in, ob1x_send_request_t *
     in->prefer_copy = ob1x_rdma_prefer_copy(r, in->size);
 }
 
+/* A message whose bytes may be read only in order, through the convertor
+ * (a device buffer staged piece by piece, pml_ob1x_cuda.c): no RDMA BTL is
+ * offered, so the selector takes the send/recv pipeline. */
+static inline void ob1x_proto_in_no_rdma(ob1x_proto_in_t *in)
+{
+    in->contiguous = true;
+    in->rdma = in->get = in->put = in->leave_pinned = in->prefer_copy = false;
+    in->min_rdma_pipeline = 0;
+}
+
 /* Start with a protocol already chosen for this BTL (a request-less send
  * that could not run it hands it over). Not eager immediate: that one
  * never needs a request. */
@@ -346,7 +359,11 @@ static inline int ob1x_send_request_start_on(ob1x_send_request_t *req, mca_bml_b
     ob1x_proto_in_init(&in, bml_btl->btl, req->base.req_bytes_packed, req->base.req_send_mode,
                        req->oproc);
     if (in.size > in.eager_max) {
-        ob1x_proto_in_rdma(&in, req);
+        if (OPAL_LIKELY(NULL == req->cuda_pieces)) {
+            ob1x_proto_in_rdma(&in, req);
+        } else {
+            ob1x_proto_in_no_rdma(&in); /* read piece by piece, by FRAGs */
+        }
     }
     proto = ob1x_protocol_select(&in);
     if (OB1X_PROTO_EAGER_IMMEDIATE == proto) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
 #
-# ssh_hosts.sh hosts=N [radix=K|stock] [sizes=N1,N2,...] - jobs started over
+# ssh_hosts.sh hosts=N [radix=K|stock] [sizes=N1,N2,...] [mpi=M] - jobs started over
 # real ssh on the first Ni of N namespace hosts, each host with its own sshd
 # (test/common/ob1x-netns --sshd), with the list line's mpirun options (the
 # routed component, tree spawn). One set of hosts serves every size (the
@@ -13,18 +13,20 @@
 #     over vpids 0 (mpirun) .. n: parent(v) = (v - 1) / K; with radix=stock,
 #     every daemon used stock routed/radix, not ob1x_radix (which the
 #     build-tree component path holds);
-#  2. on all N hosts, test/launch/hosts (MPI): every rank reports, rank r on
-#     host r, with the daemons detached as in users' jobs.
+#  2. on the first M hosts (default all N), test/launch/hosts (MPI): every
+#     rank reports, rank r on host r, with the daemons detached as in users'
+#     jobs.
 # The helper removes the namespaces, sshds and keys afterwards.
 set -u
 . "$OB1X_SRCDIR/test/launch/launch_lib.sh"
 
 radix=
 sizes=$hosts
+mpi=$hosts
 for a in "$@"; do
-    case $a in radix=*) radix=${a#radix=} ;; sizes=*) sizes=${a#sizes=} ;; esac
+    case $a in radix=*) radix=${a#radix=} ;; sizes=*) sizes=${a#sizes=} ;; mpi=*) mpi=${a#mpi=} ;; esac
 done
-for n in ${sizes//,/ }; do
+for n in ${sizes//,/ } $mpi; do
     [[ $n =~ ^[1-9][0-9]*$ ]] && [ "$n" -le "$hosts" ] || fail "sizes=$sizes: each size 1..$hosts"
 done
 bin=$(build launch/hosts) || exit 1
@@ -77,13 +79,13 @@ for n in ${sizes//,/ }; do
     [ -z "$radix" ] || check_tree "$n" "$tmp/out"
 done
 
-# --- 2. an MPI program on every host --------------------------------------------------
-job $((60 + hosts * 2)) "$tmp/out" -np "$hosts" --map-by node "$bin"
+# --- 2. an MPI program on the first M hosts -------------------------------------------
+job $((60 + mpi * 2)) "$tmp/out" -np "$mpi" --host "$(first "$mpi")" --map-by node "$bin"
 rc=$?
-[ $rc -eq 0 ] || fail "test/launch/hosts over $hosts hosts: status $rc; output: $(tail -20 "$tmp/out")"
-grep -q "^hosts: $hosts ranks reported\$" "$tmp/out" || fail "not all ranks reported: $(tail -5 "$tmp/out")"
-for ((r = 0; r < hosts; r++)); do
+[ $rc -eq 0 ] || fail "test/launch/hosts over $mpi hosts: status $rc; output: $(tail -20 "$tmp/out")"
+grep -q "^hosts: $mpi ranks reported\$" "$tmp/out" || fail "not all ranks reported: $(tail -5 "$tmp/out")"
+for ((r = 0; r < mpi; r++)); do
     grep -q "^hosts: rank $r host $(host_name $r)\$" "$tmp/out" ||
         fail "rank $r is not on $(host_name $r): $(grep "^hosts: rank $r " "$tmp/out")"
 done
-echo "ssh_hosts: $hosts ranks of an MPI job reported, rank r on host r"
+echo "ssh_hosts: $mpi ranks of an MPI job reported, rank r on host r"

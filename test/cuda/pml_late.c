@@ -5,7 +5,10 @@
  * with the driver emulation: it dlopens it, as the CUDA runtime does) and
  * creates no communicator: pml/ob1x notices the driver from progress
  * (pml_ob1x_cuda_enabled becomes 1) and then moves device buffers, under
- * OB1X_CUEMU_PROTECT=1. Two ranks. Run by pml_run.sh late.
+ * OB1X_CUEMU_PROTECT=1. Two ranks. Run by pml_run.sh late; with the
+ * argument "runtime" by pml_run.sh runtime (linked with a stand-in
+ * libcudart) and fatbin (built with -DT_FATBIN: a section .nv_fatbin, as
+ * nvcc's device code, and no libcudart.so).
  */
 #include <dlfcn.h>
 #include <stdbool.h>
@@ -14,6 +17,12 @@
 #include <string.h>
 
 #include "tpml.h"
+
+#ifdef T_FATBIN
+/* what nvcc leaves in an executable with device code (the bytes do not
+ * matter: only the section's name is looked at) */
+__attribute__((used, section(".nv_fatbin"))) static const unsigned char fatbin_stand_in[16] = {1};
+#endif
 
 static unsigned long long read_enabled(void)
 {

@@ -18,6 +18,9 @@
 #           refuses the device RGET at once (the sender stages then)
 #   late    CUDA loaded by the application after MPI_Init, no
 #           communicator created: noticed from progress (pml_late.c)
+#   fatbin  as runtime, for an executable that carries CUDA device code
+#           (an .nv_fatbin section) and no libcudart.so (nvcc's static
+#           runtime): the driver is loaded at MPI_Init as well
 #   host    host buffers only, program not linked with the emulation: the
 #           driver is never loaded, nothing staged
 #   nopin   1 rank to itself, staging without pinned memory: with
@@ -75,6 +78,14 @@ runtime)
     build_prog pml_late - -Wl,--no-as-needed "$tmp/libcudart.so.12" -Wl,-rpath,"$tmp"
     job -np 2 "${env[@]}" --mca pml ob1x --mca btl self,smcuda "$tmp/pml_late" runtime ||
         fail "device buffer right after the CUDA runtime's first call"
+    ;;
+fatbin)
+    # an executable with CUDA device code (nvcc's .nv_fatbin section) and
+    # the runtime linked in statically: no libcudart.so to be seen
+    build_prog pml_late - -DT_FATBIN
+    objdump -h "$tmp/pml_late" | grep -q '\.nv_fatbin' || fail "no .nv_fatbin section was made"
+    job -np 2 "${env[@]}" --mca pml ob1x --mca btl self,smcuda "$tmp/pml_late" runtime ||
+        fail "device buffer right after the first CUDA call of a program with device code"
     ;;
 host)
     build_prog pml_host

@@ -57,11 +57,13 @@ typedef struct {
  * fails quietly. OPAL_SUCCESS or OPAL_ERR_NOT_AVAILABLE. */
 int ob1x_cuda_init(bool required);
 
-/* In a process linked with the CUDA runtime (libcudart), which loads the
- * driver only at its first CUDA call, often after MPI_Init: loads the
+/* In a process that will use the CUDA runtime, which loads the driver
+ * only at its first CUDA call, often after MPI_Init: linked with
+ * libcudart.so, or an executable with CUDA device code (nvcc's
+ * .nv_fatbin section; nvcc links the runtime statically): loads the
  * driver now, quietly, so that the first device buffer, even one passed
  * to MPI before any other MPI call, is recognised. cuInit only: no
- * context is made. OPAL_ERR_NOT_FOUND without the runtime, else as
+ * context is made. OPAL_ERR_NOT_FOUND in other processes, else as
  * ob1x_cuda_init (failures are not shown). */
 int ob1x_cuda_init_for_runtime(void);
 

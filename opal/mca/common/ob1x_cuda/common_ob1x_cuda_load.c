@@ -8,6 +8,8 @@
 #include "opal_config.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -171,6 +173,44 @@ static int runtime_cb(struct dl_phdr_info *info, size_t size, void *found)
     return 0;
 }
 
+/* Whether the executable carries CUDA device code: nvcc puts it in a
+ * section .nv_fatbin (or .nvFatBinSegment), and links the CUDA runtime
+ * statically by default, so such a program has no libcudart.so to be
+ * seen by and loads the driver at its first CUDA call. Reads the section
+ * headers of /proc/self/exe once (a few system calls, at MPI_Init). */
+static bool exe_has_device_code(void)
+{
+    Elf64_Ehdr eh;
+    Elf64_Shdr names, sh;
+    char name[24];
+    bool found = false;
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0) {
+        return false;
+    }
+    if (sizeof(eh) != pread(fd, &eh, sizeof(eh), 0) || 0 != memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+        ELFCLASS64 != eh.e_ident[EI_CLASS] || sizeof(sh) != eh.e_shentsize ||
+        eh.e_shstrndx >= eh.e_shnum ||
+        sizeof(names) != pread(fd, &names, sizeof(names),
+                               (off_t) (eh.e_shoff + (Elf64_Off) eh.e_shstrndx * sizeof(sh)))) {
+        close(fd);
+        return false;
+    }
+    for (Elf64_Half i = 0; i < eh.e_shnum && !found; ++i) {
+        ssize_t got;
+        if (sizeof(sh) != pread(fd, &sh, sizeof(sh), (off_t) (eh.e_shoff + (Elf64_Off) i * sizeof(sh))) ||
+            sh.sh_name >= names.sh_size) {
+            continue;
+        }
+        got = pread(fd, name, sizeof(name) - 1, (off_t) (names.sh_offset + sh.sh_name));
+        name[got > 0 ? got : 0] = '\0';
+        found = 0 == strcmp(name, ".nv_fatbin") || 0 == strcmp(name, ".nvFatBinSegment");
+    }
+    close(fd);
+    return found;
+}
+
 int ob1x_cuda_init_for_runtime(void)
 {
     bool found = false;
@@ -180,6 +220,9 @@ int ob1x_cuda_init_for_runtime(void)
         return OPAL_SUCCESS;
     }
     (void) dl_iterate_phdr(runtime_cb, &found);
+    if (!found) {
+        found = exe_has_device_code();
+    }
     if (!found) {
         return OPAL_ERR_NOT_FOUND;
     }

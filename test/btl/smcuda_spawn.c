@@ -505,7 +505,7 @@ static int run_hung_job(const char *how, char *out, size_t len)
                     self,
                     "children=1",
                     "rounds=1",
-                    "spawn_wait=10",
+                    "spawn_wait=6",
                     hang,
                     NULL};
     ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);

@@ -25,7 +25,8 @@
  * MPI_Issend does not complete before the receive is matched (0, 1,
  * sendi_max, eager_limit-64 and eager_limit+1 bytes).
  *
- * Arguments: --btl=<a,b> (BTLs to read limits from), --quick (fewer cases).
+ * Arguments: --btl=<a,b> (BTLs to read limits from), --quick (fewer cases),
+ * --max=BYTES (largest size, default 16 MiB: slow links).
  */
 #include "tpml.h"
 
@@ -231,7 +232,8 @@ static void ssend_waits_for_match(size_t bytes, int tag)
 int main(int argc, char **argv)
 {
     int quick, tag = 100, ncases = 0, stock_warned = 0;
-    size_t bsize;
+    size_t bsize, max = 16u << 20;
+    const char *mv;
     void *bbuf;
     double t0;
 
@@ -239,7 +241,11 @@ int main(int argc, char **argv)
     T_CHECK(t_size >= 2, "needs at least 2 ranks");
     quick = t_has_arg(argc, argv, "--quick");
     t_limits_get(argc, argv, &lim);
-    nsizes = t_boundary_sizes(&lim, sizes, 128, 16u << 20);
+    if (NULL != (mv = t_arg_value(argc, argv, "--max"))) {
+        max = (size_t) strtoull(mv, NULL, 0);
+        T_CHECK(max >= 1024, "--max=%s: give at least 1024 bytes", mv);
+    }
+    nsizes = t_boundary_sizes(&lim, sizes, 128, max);
     if (0 == t_rank) {
         char line[1024];
         int off = 0;

@@ -284,8 +284,8 @@ static int stage_send_pieces(const void *buf, size_t count, struct ompi_datatype
     *pieces = NULL;
     if (MCA_PML_BASE_SEND_BUFFERED == mode ||
         !opal_datatype_is_contiguous_memory_layout(&dtype->super, (int32_t) count) ||
-        (head = eager_head(peer->endpoint)) >= span) {
-        return OMPI_SUCCESS;
+        !ob1x_cuda_pieces_fit(span) || (head = eager_head(peer->endpoint)) >= span) {
+        return OMPI_SUCCESS; /* copied whole, without a second block taken here */
     }
     *block = ob1x_cuda_stage_get(span);
     *pieces = ob1x_cuda_pieces_new(*block, (const char *) buf + gap, span);

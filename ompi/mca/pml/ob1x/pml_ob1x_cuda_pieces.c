@@ -66,13 +66,18 @@ static size_t piece_len(const ob1x_cuda_pieces_t *ps, int i)
     return ps->len - off < ps->size ? ps->len - off : ps->size;
 }
 
+bool ob1x_cuda_pieces_fit(size_t len)
+{
+    return 0 != piece_size && len >= 2 * piece_size;
+}
+
 ob1x_cuda_pieces_t *ob1x_cuda_pieces_new(void *dst, const void *src, size_t len)
 {
     ob1x_cuda_pieces_t *ps;
     size_t size = piece_size;
     int n;
 
-    if (0 == size || len < 2 * size) {
+    if (!ob1x_cuda_pieces_fit(len)) {
         return NULL;
     }
     if (len / size >= MAX_PIECES) {
@@ -99,9 +104,10 @@ void ob1x_cuda_pieces_reset(ob1x_cuda_pieces_t *ps)
     }
 }
 
-static int start(ob1x_cuda_pieces_t *ps, int i)
+/* Start the copy of piece i's first len bytes. */
+static int start_len(ob1x_cuda_pieces_t *ps, int i, size_t len)
 {
-    size_t off = (size_t) i * ps->size, len = piece_len(ps, i);
+    size_t off = (size_t) i * ps->size;
 
     if (OPAL_SUCCESS != ob1x_cuda_copy_start(ps->dst + off, ps->src + off, len, &ps->p[i].ticket)) {
         return OMPI_ERROR;
@@ -109,6 +115,11 @@ static int start(ob1x_cuda_pieces_t *ps, int i)
     ps->p[i].started = true;
     (void) ob1x_counter_add(&ob1x_counters.events[OB1X_EV_CUDA_STAGED], len);
     return OMPI_SUCCESS;
+}
+
+static int start(ob1x_cuda_pieces_t *ps, int i)
+{
+    return start_len(ps, i, piece_len(ps, i));
 }
 
 int ob1x_cuda_pieces_start_all(ob1x_cuda_pieces_t *ps)
@@ -200,17 +211,7 @@ int ob1x_cuda_pieces_finish(ob1x_cuda_pieces_t *ps, size_t upto, int *early)
         if (ps->p[i].started || off >= upto) {
             continue;
         }
-        if (off + len > upto) {
-            len = upto - off; /* only what arrived */
-        }
-        rc = OPAL_SUCCESS == ob1x_cuda_copy_start(ps->dst + off, ps->src + off, len,
-                                                  &ps->p[i].ticket)
-                 ? OMPI_SUCCESS
-                 : OMPI_ERROR;
-        ps->p[i].started = OMPI_SUCCESS == rc;
-        if (OMPI_SUCCESS == rc) {
-            (void) ob1x_counter_add(&ob1x_counters.events[OB1X_EV_CUDA_STAGED], len);
-        }
+        rc = start_len(ps, i, off + len > upto ? upto - off : len); /* only what arrived */
     }
     return OMPI_SUCCESS == wait_started(ps) ? rc : OMPI_ERROR;
 }

@@ -17,6 +17,9 @@ typedef struct ob1x_cuda_pieces ob1x_cuda_pieces_t;
 
 /* Registers pml_ob1x_cuda_stage_piece. */
 void ob1x_cuda_pieces_register_params(void);
+/* Whether a copy of len bytes is made in pieces (at least two of them,
+ * pieces on). */
+bool ob1x_cuda_pieces_fit(size_t len);
 /* The pieces of a copy of len bytes from src to dst, none started; NULL
  * when len is below two pieces or piecewise copies are off. */
 ob1x_cuda_pieces_t *ob1x_cuda_pieces_new(void *dst, const void *src, size_t len);

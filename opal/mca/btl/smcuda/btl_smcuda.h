@@ -198,6 +198,16 @@ OBJ_CLASS_DECLARATION(mca_btl_base_endpoint_t);
 
 /* Intervals between pipeline fragments measured together (btl_smcuda_path.c). */
 #define SMCUDA_RUN_FRAGS 8
+/* A run of arrivals of one way of receiving (pipeline fragments, or
+ * single-copy gets), each within a short gap of the one before: the time
+ * per byte of each interval, and how many runs were seen
+ * (btl_smcuda_path.c). */
+typedef struct smcuda_run {
+    uint64_t last;
+    uint32_t n;
+    uint32_t ps[SMCUDA_RUN_FRAGS];
+    uint32_t seen;
+} smcuda_run_t;
 
 /* upper bound of btl_smcuda_max_guests (sender ids are 16 bits) */
 #define SMCUDA_MAX_GUESTS 4096
@@ -245,10 +255,8 @@ typedef struct mca_btl_smcuda_module_t {
     mca_btl_base_registration_handle_t *reg_cache[SMCUDA_REG_CACHE];
     int reg_cached;
     uint32_t rx_bulk;  /* bulk transfers received since the last read of our hints */
-    uint64_t run_last; /* a run of pipeline fragments received (btl_smcuda_path.c) */
-    uint32_t run_frags;
-    uint32_t run_ps[SMCUDA_RUN_FRAGS]; /* time per byte of each interval of the run */
-    uint32_t runs_seen;
+    smcuda_run_t copy_run; /* pipeline fragments received in a run (btl_smcuda_path.c) */
+    smcuda_run_t get_run;  /* our single-copy gets completing in a run */
     uint32_t ho_min;         /* least hand-off time of the samples so far (btl_smcuda_path.c) */
     uint32_t ho_n;           /* samples so far */
     bool idle;               /* the last progress call found nothing */
@@ -470,7 +478,7 @@ bool mca_btl_smcuda_ring_send_ctl(mca_btl_base_endpoint_t *ep, mca_btl_base_tag_
 int mca_btl_smcuda_hints_register(mca_btl_smcuda_module_t *m);
 void mca_btl_smcuda_hints_deregister(mca_btl_smcuda_module_t *m);
 uint64_t mca_btl_smcuda_now_ns(void);
-void mca_btl_smcuda_path_get(mca_btl_smcuda_module_t *m, size_t bytes, uint64_t t0);
+void mca_btl_smcuda_path_get(mca_btl_smcuda_module_t *m, size_t bytes);
 uint64_t mca_btl_smcuda_path_fragment(mca_btl_smcuda_module_t *m, size_t bytes);
 void mca_btl_smcuda_path_handoff(mca_btl_smcuda_module_t *m, uint32_t stamp, uint64_t now);
 

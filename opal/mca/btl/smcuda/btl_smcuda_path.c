@@ -18,9 +18,10 @@
  * What is measured, by each receiving process on its own clock, as moving
  * averages of the time per byte in its segment header: the pace at which
  * pipeline fragments arrive in a run (the copy path as a whole: the
- * sender's copy-in, the hand-offs and our copy-out), and its single-copy
- * gets (helper included). A sender reads them from the receiver's header.
- * The pace of a run is the median of its intervals, each fragment's bytes
+ * sender's copy-in, the hand-offs and our copy-out), and the pace at which
+ * its single-copy gets complete in a run (helper, control messages and
+ * matching included). A sender reads them from the receiver's header.
+ * The pace of a run is the median of its intervals, each arrival's bytes
  * over the time since the one before: a stream that pauses now and then
  * (an application that waits for its windows, the rendezvous of the next
  * message) would otherwise lend the copy path the pauses' time and make
@@ -87,48 +88,66 @@ static void note_ps(uint32_t *avg, uint64_t *when, uint64_t ps, uint64_t now)
     __atomic_store_n(when, now, __ATOMIC_RELAXED);
 }
 
-/* A single-copy get of `bytes` that started at t0 is done (the helper
- * copied alongside). Its end time is the figure's timestamp too, so a timed
- * get reads the clock twice in all. */
-void mca_btl_smcuda_path_get(mca_btl_smcuda_module_t *m, size_t bytes, uint64_t t0)
-{
-    uint64_t now = mca_btl_smcuda_now_ns();
-
-    note_ps(&m->hdr->get_ps, &m->hdr->get_when, bytes > 0 ? (now - t0) * 1000 / bytes : 0, now);
-}
-
 static int cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
     return (x > y) - (x < y);
 }
 
+/* One arrival of `bytes` at `now` on run r; once the run has
+ * SMCUDA_RUN_FRAGS intervals, their median is folded into the figure at
+ * avg/when. The pace of a run covers everything between two arrivals
+ * (for the copy path the sender's copy-in, the hand-offs and our
+ * copy-out; for single copy the control messages, the matching and the
+ * get itself), whichever of them is the bottleneck. */
+static void run_note(smcuda_run_t *r, size_t bytes, uint64_t now, uint32_t *avg, uint64_t *when)
+{
+    if (0 == r->n || now - r->last > RUN_GAP_NS) {
+        r->n = 1; /* the first arrival opens the run: its bytes came before */
+    } else {
+        /* bytes > 0 (the callers' sizes); +1: never a zero sample */
+        r->ps[r->n - 1] = (uint32_t) ((now - r->last) * 1000 / bytes + 1);
+        if (++r->n > SMCUDA_RUN_FRAGS) {
+            /* The first runs of a job meet memory touched for the first
+             * time (page faults on both sides): not the path's pace. */
+            if (r->seen < WARM_RUNS) {
+                r->seen++;
+            } else {
+                qsort(r->ps, SMCUDA_RUN_FRAGS, sizeof(r->ps[0]), cmp_u32);
+                note_ps(avg, when, r->ps[SMCUDA_RUN_FRAGS / 2], now);
+            }
+            r->n = 1;
+        }
+    }
+    r->last = now;
+}
+
+/* One of our single-copy gets of `bytes` is done (for a shared get: we
+ * have copied our last chunk). Only gets in a run are samples, and a run
+ * is broken by any pipeline fragment that arrives (and a run of fragments
+ * by any get). An isolated get says nothing of a stream's pace, and the
+ * ones an upper layer sends this way while it favours the copy path (the
+ * first message of each window) run while the data owner is still
+ * posting the window's sends, so it does not help, and the window's copy
+ * traffic competes with them: timed on their own they made single copy
+ * look half as fast as a stream of gets moves (125 against 54 ps/B at
+ * 384 KiB); with fragments between them, the intervals of a run
+ * counted the fragments' work too (197 ps/B at 128 KiB, where a stream of
+ * gets moved 100). */
+void mca_btl_smcuda_path_get(mca_btl_smcuda_module_t *m, size_t bytes)
+{
+    m->copy_run.n = 0; /* a run is of one way only (see below) */
+    run_note(&m->get_run, bytes, mca_btl_smcuda_now_ns(), &m->hdr->get_ps, &m->hdr->get_when);
+}
+
 /* A pipeline fragment arrives. The copy path's speed is the pace of such
- * fragments in a run (each within RUN_GAP_NS of the previous one), the
- * median of its intervals: it covers the sender's copy-in, the hand-offs
- * and our copy-out alike, whichever of them is the bottleneck. */
+ * fragments in a run (run_note). */
 uint64_t mca_btl_smcuda_path_fragment(mca_btl_smcuda_module_t *m, size_t bytes)
 {
     uint64_t now = mca_btl_smcuda_now_ns();
 
-    if (0 == m->run_frags || now - m->run_last > RUN_GAP_NS) {
-        m->run_frags = 1; /* the first fragment opens the run: its bytes arrived before */
-    } else {
-        /* bytes > eager limit (the caller's test); +1: never a zero sample */
-        m->run_ps[m->run_frags - 1] = (uint32_t) ((now - m->run_last) * 1000 / bytes + 1);
-        if (++m->run_frags > SMCUDA_RUN_FRAGS) {
-            /* The first runs of a job meet fragments touched for the first
-             * time (page faults on both sides): not the path's pace. */
-            if (m->runs_seen < WARM_RUNS) {
-                m->runs_seen++;
-            } else {
-                qsort(m->run_ps, SMCUDA_RUN_FRAGS, sizeof(m->run_ps[0]), cmp_u32);
-                note_ps(&m->hdr->copy_ps, &m->hdr->copy_when, m->run_ps[SMCUDA_RUN_FRAGS / 2], now);
-            }
-            m->run_frags = 1;
-        }
-    }
-    m->run_last = now;
+    m->get_run.n = 0;
+    run_note(&m->copy_run, bytes, now, &m->hdr->copy_ps, &m->hdr->copy_when);
     return now;
 }
 

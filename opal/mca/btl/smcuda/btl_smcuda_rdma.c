@@ -183,7 +183,6 @@ static bool get_shared(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, 
     uint32_t gen;
     int slot, rc = OPAL_SUCCESS;
     int64_t c;
-    uint64_t t0;
 
     if (0xffffu == (m->jobs_busy & 0xffffu)) {
         return false;
@@ -222,13 +221,11 @@ static bool get_shared(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, 
 
     m->jobs_busy |= 1u << slot;
     job_state[slot] = *st;
-    t0 = mca_btl_smcuda_now_ns();
     while ((c = job_claim(job, gen)) >= 0) {
         int r = job_chunk(m, ep, job, (uint32_t) c, true);
         rc = OPAL_SUCCESS == rc ? r : rc;
     }
-    /* the helper worked alongside: this is the get's time */
-    mca_btl_smcuda_path_get(m, size, t0);
+    mca_btl_smcuda_path_get(m, size);
     job_state[slot].status = rc;
     /* acquire: the helper's chunks are in place */
     if (__atomic_load_n(&job->done, __ATOMIC_ACQUIRE) == job->nchunks) {
@@ -246,8 +243,6 @@ int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
 {
     mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
     size_t split = mca_btl_smcuda_component.split_min_size;
-    uint64_t t0;
-    bool timed;
     int rc;
 
     (void) remote_handle;
@@ -278,14 +273,12 @@ int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     }
     /* the get figure is published for streams from cma_min_size up
      * (btl_smcuda_path.c); a smaller get (a far receiver's) is not timed */
-    timed = size >= mca_btl_smcuda_component.cma_min_size;
-    t0 = timed ? mca_btl_smcuda_now_ns() : 0;
     rc = m->copy->read(ep, local_address, remote_address, size);
     if (SMCUDA_UNLIKELY(OPAL_SUCCESS != rc)) {
         return rc;
     }
-    if (timed) {
-        mca_btl_smcuda_path_get(m, size, t0);
+    if (size >= mca_btl_smcuda_component.cma_min_size) {
+        mca_btl_smcuda_path_get(m, size);
     }
     cbfunc(btl, ep, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
     return OPAL_SUCCESS;

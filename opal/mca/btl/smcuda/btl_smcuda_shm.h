@@ -74,7 +74,7 @@ typedef struct smcuda_seg_hdr_t {
      * large message, read by its senders and published to their upper layer
      * (btl_smcuda_path.c); relaxed stores and loads, hints only */
     uint32_t copy_ps;   /* picoseconds per byte of pipeline fragments arriving in a run */
-    uint32_t get_ps;    /* picoseconds per byte of a single-copy get (helper included) */
+    uint32_t get_ps;    /* picoseconds per byte of single-copy gets completing in a run */
     uint64_t copy_when; /* CLOCK_MONOTONIC ns of the last copy_ps update; 0: never */
     uint64_t get_when;  /* the same for get_ps */
     /* least time (ns) from a sender's FIFO push of a sampled pipeline

@@ -196,7 +196,7 @@ OBJ_CLASS_DECLARATION(mca_btl_base_endpoint_t);
 /* Hand-off samples whose least is published (btl_smcuda_path.c). */
 #define SMCUDA_HANDOFF_SAMPLES 16
 
-/* Intervals between pipeline fragments measured together (btl_smcuda_path.c). */
+/* Intervals between arrivals measured together (btl_smcuda_path.c). */
 #define SMCUDA_RUN_FRAGS 8
 /* A run of arrivals of one way of receiving (pipeline fragments, or
  * single-copy gets), each within a short gap of the one before: the time

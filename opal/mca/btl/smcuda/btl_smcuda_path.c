@@ -136,7 +136,7 @@ static void run_note(smcuda_run_t *r, size_t bytes, uint64_t now, uint32_t *avg,
  * gets moved 100). */
 void mca_btl_smcuda_path_get(mca_btl_smcuda_module_t *m, size_t bytes)
 {
-    m->copy_run.n = 0; /* a run is of one way only (see below) */
+    m->copy_run.n = 0; /* a run is of one way only (above) */
     run_note(&m->get_run, bytes, mca_btl_smcuda_now_ns(), &m->hdr->get_ps, &m->hdr->get_when);
 }
 

@@ -272,7 +272,7 @@ int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
         }
     }
     /* the get figure is published for streams from cma_min_size up
-     * (btl_smcuda_path.c); a smaller get (a far receiver's) is not timed */
+     * (btl_smcuda_path.c); a smaller get (a far receiver's) is no sample */
     rc = m->copy->read(ep, local_address, remote_address, size);
     if (SMCUDA_UNLIKELY(OPAL_SUCCESS != rc)) {
         return rc;

@@ -133,9 +133,14 @@ static void run_note(smcuda_run_t *r, size_t bytes, uint64_t now, uint32_t *avg,
  * look half as fast as a stream of gets moves (125 against 54 ps/B at
  * 384 KiB); with fragments between them, the intervals of a run
  * counted the fragments' work too (197 ps/B at 128 KiB, where a stream of
- * gets moved 100). */
+ * gets moved 100). The figure is published for streams from cma_min_size
+ * up: a smaller get (a far receiver's) is no sample, whichever way (shared
+ * or not) it went. */
 void mca_btl_smcuda_path_get(mca_btl_smcuda_module_t *m, size_t bytes)
 {
+    if (bytes < mca_btl_smcuda_component.cma_min_size) {
+        return;
+    }
     m->copy_run.n = 0; /* a run is of one way only (above) */
     run_note(&m->get_run, bytes, mca_btl_smcuda_now_ns(), &m->hdr->get_ps, &m->hdr->get_when);
 }

@@ -271,15 +271,11 @@ int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
             return OPAL_SUCCESS;
         }
     }
-    /* the get figure is published for streams from cma_min_size up
-     * (btl_smcuda_path.c); a smaller get (a far receiver's) is no sample */
     rc = m->copy->read(ep, local_address, remote_address, size);
     if (SMCUDA_UNLIKELY(OPAL_SUCCESS != rc)) {
         return rc;
     }
-    if (size >= mca_btl_smcuda_component.cma_min_size) {
-        mca_btl_smcuda_path_get(m, size);
-    }
+    mca_btl_smcuda_path_get(m, size);
     cbfunc(btl, ep, local_address, local_handle, cbcontext, cbdata, OPAL_SUCCESS);
     return OPAL_SUCCESS;
 }

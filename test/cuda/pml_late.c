@@ -8,7 +8,12 @@
  * OB1X_CUEMU_PROTECT=1. Two ranks. Run by pml_run.sh late; with the
  * argument "runtime" by pml_run.sh runtime (linked with a stand-in
  * libcudart) and fatbin (built with -DT_FATBIN: a section .nv_fatbin, as
- * nvcc's device code, and no libcudart.so).
+ * nvcc's device code, and no libcudart.so). With the arguments "now"
+ * and a library's path (pml_run.sh now): that library is loaded after
+ * MPI_Init and host messages move (ob1x's loader watch fires without
+ * CUDA and is set again), then CUDA is loaded and device buffers are sent
+ * and received at once, eager and rendezvous, with no MPI call between
+ * the dlopen and the first device buffer: no progress has run.
  */
 #include <dlfcn.h>
 #include <stdbool.h>
@@ -57,11 +62,22 @@ int main(int argc, char **argv)
      * driver only at its first call: ob1x loads it at MPI_Init, and a device
      * buffer passed to MPI with no MPI call in between is recognised */
     bool runtime = argc > 1 && 0 == strcmp(argv[1], "runtime");
+    bool now = argc > 2 && 0 == strcmp(argv[1], "now");
+    unsigned char small[100];
 
     t_init(&argc, &argv, MPI_THREAD_SINGLE);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     T_CHECK((runtime ? 1 : 0) == read_enabled(), "pml_ob1x_cuda_enabled %s at MPI_Init",
             runtime ? "0 in a process linked with the CUDA runtime" : "1 before CUDA is loaded");
+    if (now) {
+        unsigned char out[8] = {0}, in[8] = {0};
+        int peer = 1 - rank;
+
+        T_CHECK(NULL != dlopen(argv[2], RTLD_NOW), "cannot load %s: %s", argv[2], dlerror());
+        T_MPI(MPI_Sendrecv(out, 8, MPI_BYTE, peer, 2, in, 8, MPI_BYTE, peer, 2, MPI_COMM_WORLD,
+                           MPI_STATUS_IGNORE));
+        T_CHECK(0 == read_enabled(), "pml_ob1x_cuda_enabled 1 before CUDA is loaded");
+    }
     lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
     T_CHECK(NULL != lib, "cannot load the emulation: %s", dlerror());
     dev_malloc = (void *(*) (size_t, int) ) dlsym(lib, "cuemu_malloc");
@@ -70,18 +86,27 @@ int main(int argc, char **argv)
     d = dev_malloc(len, 0);
     T_CHECK(NULL != d, "cuemu_malloc");
     /* the application's MPI calls run progress: ob1x looks again there */
-    for (int i = 0; i < (runtime ? 0 : 8192); i++) {
+    for (int i = 0; i < (runtime || now ? 0 : 8192); i++) {
         T_MPI(MPI_Iprobe(MPI_ANY_SOURCE, 999, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
     }
-    if (!runtime) {
+    if (!runtime && !now) {
         T_CHECK(1 == read_enabled(), "pml_ob1x_cuda_enabled still 0 after CUDA was loaded");
         T_MPI(MPI_Barrier(MPI_COMM_WORLD));
     }
     if (0 == rank) {
         t_fill(h, len, 42);
         dev_memcpy(d, h, len);
+        if (now) { /* eager from the same device buffer first */
+            T_MPI(MPI_Send(d, (int) sizeof(small), MPI_BYTE, 1, 3, MPI_COMM_WORLD));
+        }
         T_MPI(MPI_Send(d, (int) len, MPI_BYTE, 1, 1, MPI_COMM_WORLD));
     } else if (1 == rank) {
+        if (now) {
+            T_MPI(MPI_Recv(d, (int) sizeof(small), MPI_BYTE, 0, 3, MPI_COMM_WORLD,
+                           MPI_STATUS_IGNORE));
+            dev_memcpy(small, d, sizeof(small));
+            t_check_data(small, sizeof(small), 42, "eager device buffer right after dlopen");
+        }
         T_MPI(MPI_Recv(d, (int) len, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         memset(h, 0, len);
         dev_memcpy(h, d, len);
@@ -89,7 +114,8 @@ int main(int argc, char **argv)
     }
     free(h);
     if (0 == rank) {
-        printf("cuda/pml_late: CUDA loaded after MPI_Init was noticed\n");
+        printf("cuda/pml_late: CUDA loaded after MPI_Init was noticed%s\n",
+               now ? " at the first device buffer" : "");
     }
     return t_finalize();
 }

@@ -18,6 +18,10 @@
 #           refuses the device RGET at once (the sender stages then)
 #   late    CUDA loaded by the application after MPI_Init, no
 #           communicator created: noticed from progress (pml_late.c)
+#   now     CUDA loaded by the application after MPI_Init (another library
+#           loaded before it, after MPI_Init too) and a device buffer sent
+#           and received right after, with no MPI call in between: seen at
+#           that call by ob1x's loader watch (pml_late.c now)
 #   fatbin  as runtime, for an executable that carries CUDA device code
 #           (an .nv_fatbin section) and no libcudart.so (nvcc's static
 #           runtime): the driver is loaded at MPI_Init as well
@@ -68,6 +72,14 @@ late)
     build_prog pml_late
     job -np 2 "${env[@]}" --mca pml ob1x --mca btl self,smcuda "$tmp/pml_late" ||
         fail "CUDA loaded after MPI_Init"
+    ;;
+now)
+    echo 'int ob1x_test_other_library;' >"$tmp/other.c"
+    "$MPICC" -shared -fPIC -o "$tmp/libother.so" "$tmp/other.c" ||
+        fail "cannot build the other library"
+    build_prog pml_late
+    job -np 2 "${env[@]}" --mca pml ob1x --mca btl self,smcuda "$tmp/pml_late" now \
+        "$tmp/libother.so" || fail "device buffers right after CUDA was loaded"
     ;;
 runtime)
     # a stand-in CUDA runtime (the name is what matters): the program never

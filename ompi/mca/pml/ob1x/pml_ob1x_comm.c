@@ -161,7 +161,7 @@ int ob1x_add_comm(struct ompi_communicator_t *comm)
     if (comm->c_contextid > OB1X_MAX_CONTEXTID) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    ob1x_cuda_refresh(); /* CUDA loaded since MPI_Init? */
+    (void) ob1x_cuda_check(); /* CUDA loaded since MPI_Init? */
     oc = calloc(1, sizeof(*oc) + (size_t) n * sizeof(ob1x_comm_peer_t));
     if (NULL == oc) {
         return OMPI_ERR_OUT_OF_RESOURCE;

@@ -37,6 +37,9 @@
 
 bool ob1x_cuda_live = false;
 
+static struct link_map *no_watch = NULL;
+struct link_map *volatile *ob1x_cuda_watch = &no_watch;
+
 /* pml_ob1x_cuda_support: ob1x was built with CUDA support. */
 static bool cuda_support = OB1X_PML_CUDA ? true : false;
 
@@ -71,17 +74,33 @@ void ob1x_cuda_refresh(void)
     ob1x_counters.events[OB1X_EV_CUDA_ENABLED] = 1;
 }
 
-/* An application that loads CUDA after MPI_Init and after its last
- * communicator creation is noticed from progress, until then. Asking the
- * dynamic loader takes its lock and a walk (some 200 instructions): once
- * every 64 low-priority calls (which opal_progress makes every 8th time)
- * keeps it out of a host-only process's polling loops (callgrind: +25
- * instructions per empty MPI_Test when asked at every call). */
+/* Threads may run this together: each sets a valid watch (pinned objects
+ * stay loaded), and the flag only ever turns true. */
+bool ob1x_cuda_rewatch(void)
+{
+    struct link_map *volatile *watch;
+
+    ob1x_cuda_refresh();
+    if (!ob1x_cuda_live) {
+        watch = ob1x_cuda_load_watch();
+        __atomic_store_n(&ob1x_cuda_watch, NULL != watch ? watch : &no_watch, __ATOMIC_RELAXED);
+    }
+    return ob1x_cuda_live;
+}
+
+/* So that pml_ob1x_cuda_enabled turns 1 in a process that loads CUDA
+ * and then only polls, the flag is also looked at from progress, while it
+ * is false: at every low-priority call through the watch (one load);
+ * without a watch, by asking the dynamic loader (its lock and a walk,
+ * some 200 instructions) once every 64 such calls (which opal_progress
+ * makes every 8th time), out of a host-only process's polling loops. */
 static int refresh_progress(void)
 {
     static unsigned int calls;
 
-    if (0 == (++calls & 63)) {
+    if (&no_watch != ob1x_cuda_watch) {
+        (void) ob1x_cuda_check();
+    } else if (0 == (++calls & 63)) {
         ob1x_cuda_refresh();
     }
     return 0;
@@ -93,8 +112,7 @@ int ob1x_cuda_open(void)
      * CUDA call, usually after MPI_Init, and may pass a device buffer to
      * MPI right after: load the driver now */
     (void) ob1x_cuda_init_for_runtime();
-    ob1x_cuda_refresh();
-    if (!ob1x_cuda_live && !progress_registered) {
+    if (!ob1x_cuda_rewatch() && !progress_registered) {
         progress_registered = OPAL_SUCCESS == opal_progress_register_lp(refresh_progress);
     }
     return OMPI_SUCCESS;
@@ -586,6 +604,11 @@ void ob1x_cuda_recv_release(ob1x_recv_request_t *req)
 
 void ob1x_cuda_refresh(void)
 {
+}
+
+bool ob1x_cuda_rewatch(void)
+{
+    return false;
 }
 
 int ob1x_cuda_open(void)

@@ -35,6 +35,30 @@ struct ob1x_recv_request;
 /* The CUDA driver is loaded in this process: buffers must be classified. */
 extern bool ob1x_cuda_live;
 
+/* While the flag is false: a word that turns non-NULL when the dynamic
+ * loader loads a library after ob1x last looked for the driver
+ * (ob1x_cuda_load_watch; a word that stays NULL when there is no watch). */
+struct link_map;
+extern struct link_map *volatile *ob1x_cuda_watch;
+/* The watch fired: looks for the driver, sets the flag or a new watch;
+ * returns the flag. */
+bool ob1x_cuda_rewatch(void);
+
+/* Whether buffers must be classified: read by every entry point. A
+ * process without the driver pays the flag and one load, and still sees
+ * a driver loaded just before the call (the application's dlopen, then a
+ * device buffer with no MPI call in between). */
+static inline bool ob1x_cuda_check(void)
+{
+    if (OPAL_LIKELY(!ob1x_cuda_live)) {
+        if (OPAL_LIKELY(NULL == *__atomic_load_n(&ob1x_cuda_watch, __ATOMIC_RELAXED))) {
+            return false;
+        }
+        return ob1x_cuda_rewatch();
+    }
+    return true;
+}
+
 /* Whether [buf + true_lb, buf + true_ub) of count elements is device
  * memory. Managed memory counts as host (host code may touch it). */
 bool ob1x_cuda_is_device(const void *buf, size_t count, struct ompi_datatype_t *dtype);

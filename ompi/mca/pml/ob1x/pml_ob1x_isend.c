@@ -301,7 +301,7 @@ int ob1x_isend(const void *buf, size_t count, struct ompi_datatype_t *dtype, int
          * pml/monitoring does */
         ob1x_monitor_send(comm, dst, dtype->super.size * count, tag);
     }
-    if (OPAL_UNLIKELY(ob1x_cuda_live) && ob1x_cuda_is_device(buf, count, dtype)) {
+    if (OPAL_UNLIKELY(ob1x_cuda_check()) && ob1x_cuda_is_device(buf, count, dtype)) {
         return ob1x_cuda_isend(buf, count, dtype, dst, tag, mode, comm, request);
     }
     if (OPAL_LIKELY(OMPI_SUCCESS == send_requestless(&a, request, &choice))) {
@@ -326,7 +326,7 @@ int ob1x_send(const void *buf, size_t count, struct ompi_datatype_t *dtype, int 
          * pml/monitoring does */
         ob1x_monitor_send(comm, dst, dtype->super.size * count, tag);
     }
-    if (OPAL_UNLIKELY(ob1x_cuda_live) && ob1x_cuda_is_device(buf, count, dtype)) {
+    if (OPAL_UNLIKELY(ob1x_cuda_check()) && ob1x_cuda_is_device(buf, count, dtype)) {
         return ob1x_cuda_isend(buf, count, dtype, dst, tag, mode, comm, NULL);
     }
     if (OPAL_LIKELY(OMPI_SUCCESS == send_requestless(&a, NULL, &choice))) {
@@ -350,7 +350,7 @@ int ob1x_isend_init(const void *buf, size_t count, struct ompi_datatype_t *dtype
     ob1x_send_request_t *req = NULL;
     int rc;
 
-    if (OPAL_UNLIKELY(ob1x_cuda_live) && ob1x_cuda_is_device(buf, count, dtype)) {
+    if (OPAL_UNLIKELY(ob1x_cuda_check()) && ob1x_cuda_is_device(buf, count, dtype)) {
         return ob1x_cuda_isend_init(buf, count, dtype, dst, tag, mode, comm, request);
     }
     rc = ob1x_send_request_create(buf, count, dtype, dst, tag, mode, comm, true, &req);

@@ -57,7 +57,7 @@ void ob1x_recv_request_init(ob1x_recv_request_t *req, void *buf, size_t count,
                             struct ompi_datatype_t *dtype, int src, int tag,
                             struct ompi_communicator_t *comm, bool persistent)
 {
-    if (OPAL_UNLIKELY(ob1x_cuda_live)) {
+    if (OPAL_UNLIKELY(ob1x_cuda_check())) {
         /* a device buffer: everything below works on its host copy */
         ob1x_cuda_recv_setup(req, &buf, count, dtype, persistent);
     }

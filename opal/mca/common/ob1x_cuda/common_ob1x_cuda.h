@@ -72,6 +72,16 @@ int ob1x_cuda_init_for_runtime(void);
  * the last answer "no" (a walk under its lock, some 200 instructions). */
 bool ob1x_cuda_driver_present(void);
 
+/* For a caller that must notice at once a driver loaded after its last
+ * look, without asking the loader each time: the address of a word that
+ * stays NULL until the dynamic loader loads any library after this call
+ * (the l_next of the last object loaded, which is kept loaded for good).
+ * Reading it costs one load; when it turns non-NULL, ask
+ * ob1x_cuda_driver_present() and take a new watch. NULL when no watch
+ * can be set. */
+struct link_map;
+struct link_map *volatile *ob1x_cuda_load_watch(void);
+
 /* Whether the driver table is loaded (no attempt to load it). */
 bool ob1x_cuda_loaded(void);
 

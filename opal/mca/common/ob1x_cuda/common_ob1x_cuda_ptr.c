@@ -11,9 +11,11 @@
  *      (no device memory can exist): host, no driver call;
  *   3. cuPointerGetAttributes.
  */
-#define _GNU_SOURCE /* dl_iterate_phdr */
+#define _GNU_SOURCE /* dl_iterate_phdr, dlinfo, RTLD_NODELETE */
 #include "opal_config.h"
 
+#include <dlfcn.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -97,6 +99,39 @@ bool ob1x_cuda_driver_present(void)
     }
     __atomic_store_n(&adds_seen, adds, __ATOMIC_RELAXED);
     return false;
+}
+
+/* The name of the last object of the loader's list (dl_iterate_phdr walks
+ * it in load order, under the loader's lock, so the name is copied while
+ * the object cannot go away). */
+static int last_name_callback(struct dl_phdr_info *info, size_t size, void *name)
+{
+    (void) size;
+    snprintf((char *) name, PATH_MAX, "%s", NULL != info->dlpi_name ? info->dlpi_name : "");
+    return 0;
+}
+
+struct link_map *volatile *ob1x_cuda_load_watch(void)
+{
+    char name[PATH_MAX];
+    struct link_map *lm = NULL;
+    void *handle;
+
+    name[0] = '\0';
+    (void) dl_iterate_phdr(last_name_callback, name);
+    /* The loader appends each new object after the last one. Pinned
+     * (RTLD_NODELETE), the last one stays in memory, so its l_next can be
+     * read without a lock for as long as the process lives; it turns
+     * non-NULL when anything is loaded after it. An object loaded between
+     * the walk and the pin only makes the first look fire. */
+    if ('\0' == name[0]) {
+        return NULL; /* the main program last: a static executable */
+    }
+    handle = dlopen(name, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+    if (NULL == handle || 0 != dlinfo(handle, RTLD_DI_LINKMAP, &lm) || NULL == lm) {
+        return NULL;
+    }
+    return &lm->l_next;
 }
 
 static void set_host(ob1x_cuda_ptr_info_t *info)

@@ -7,6 +7,8 @@
  * them to (cuIpcOpenMemHandle_v2, ...: the definitions below are written
  * with cuda.h's names, which its macros turn into the exported ones), and
  * the cuemu_* helpers of cuemu.h. Environment and memory: see cuemu.h.
+ * Built with -DCUEMU_STOCK_CALLS (contrib/check-cuda-build only), it also
+ * exports the further entry points stock Open MPI's CUDA library loads.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -947,3 +949,134 @@ EMU_EXPORT CUresult cuMemFreeHost(void *p)
     free(p);
     return CUDA_SUCCESS;
 }
+
+/* --- entry points of stock Open MPI's common_cuda (-DCUEMU_STOCK_CALLS) ---
+ *
+ * An Open MPI built with CUDA support loads these at its first use of CUDA
+ * and turns its CUDA support off when one is missing. Built in only for
+ * contrib/check-cuda-build, which runs stock ob1 of such a build against
+ * the emulation; not counted, no injected failures. */
+#ifdef CUEMU_STOCK_CALLS
+static CUresult stock_enter(void)
+{
+    CUresult rc;
+
+    pthread_mutex_lock(&emu.lock);
+    set_up();
+    rc = emu.initialised ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+    pthread_mutex_unlock(&emu.lock);
+    return rc;
+}
+
+EMU_EXPORT CUresult cuCtxGetDevice(CUdevice *dev)
+{
+    if (NULL == current_ctx) {
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    *dev = current_ctx->dev;
+    return stock_enter();
+}
+
+EMU_EXPORT CUresult cuEventSynchronize(CUevent event)
+{
+    pthread_mutex_lock(&emu.lock);
+    run_queue(event->stream, event->upto);
+    pthread_mutex_unlock(&emu.lock);
+    __atomic_store_n(&event->polls_left, 0, __ATOMIC_RELAXED);
+    return stock_enter();
+}
+
+EMU_EXPORT CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
+{
+    (void) stream;
+    (void) flags;
+    return cuEventSynchronize(event);
+}
+
+/* IPC events belong to stock smcuda's IPC, which ours replaces. */
+EMU_EXPORT CUresult cuIpcGetEventHandle(CUipcEventHandle *handle, CUevent event)
+{
+    (void) handle;
+    (void) event;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+EMU_EXPORT CUresult cuIpcOpenEventHandle(CUevent *event, CUipcEventHandle handle)
+{
+    (void) event;
+    (void) handle;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+EMU_EXPORT CUresult cuMemAlloc(CUdeviceptr *ptr, size_t size)
+{
+    void *p;
+
+    if (NULL == current_ctx) {
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    p = cuemu_malloc(size, current_ctx->dev);
+    *ptr = (CUdeviceptr) (uintptr_t) p;
+    return NULL != p ? stock_enter() : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+EMU_EXPORT CUresult cuMemFree(CUdeviceptr ptr)
+{
+    cuemu_free((void *) (uintptr_t) ptr);
+    return stock_enter();
+}
+
+/* No DMA to lock pages for. */
+EMU_EXPORT CUresult cuMemHostRegister(void *p, size_t size, unsigned int flags)
+{
+    (void) p;
+    (void) size;
+    (void) flags;
+    return stock_enter();
+}
+
+EMU_EXPORT CUresult cuMemHostUnregister(void *p)
+{
+    (void) p;
+    return stock_enter();
+}
+
+EMU_EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t len)
+{
+    if (NULL == current_ctx) {
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    (void) cuemu_memcpy((void *) (uintptr_t) dst, (const void *) (uintptr_t) src, len);
+    return stock_enter();
+}
+
+/* As the driver: host memory the driver does not know has no memory type. */
+EMU_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdeviceptr ptr)
+{
+    unsigned int type;
+    int dev;
+    unsigned long long id;
+    uintptr_t base;
+    size_t size;
+    CUresult rc = stock_enter();
+
+    if (CUDA_SUCCESS != rc) {
+        return rc;
+    }
+    pthread_mutex_lock(&emu.lock);
+    describe((uintptr_t) ptr, &type, &dev, &id, &base, &size);
+    rc = 0 == type ? CUDA_ERROR_INVALID_VALUE
+                   : put_attribute(attr, data, type, dev, id, base, size);
+    pthread_mutex_unlock(&emu.lock);
+    return rc;
+}
+
+EMU_EXPORT CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attr,
+                                          CUdeviceptr ptr)
+{
+    (void) value;
+    (void) attr;
+    (void) ptr;
+    return stock_enter();
+}
+#endif /* CUEMU_STOCK_CALLS */

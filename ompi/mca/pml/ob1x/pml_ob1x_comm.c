@@ -6,6 +6,7 @@
 #include "ompi_config.h"
 
 #include "ompi/mca/bml/base/base.h"
+#include "opal/class/opal_hash_table.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -18,23 +19,118 @@
 #include "pml_ob1x_orphans.h"
 #include "pml_ob1x_recvfrag.h"
 
-ob1x_proc_t *ob1x_proc_create(struct ompi_proc_t *proc)
+/* Where the per-process state is kept. Open MPI gives the PML a slot in
+ * each ompi_proc_t only when a component of its build asked for one at
+ * configure time (pml/ucx does: Debian's build has it); a build without it
+ * gets a table keyed by the proc's address. */
+#ifdef OMPI_PROC_ENDPOINT_TAG_PML
+
+static ob1x_proc_t *proc_state(struct ompi_proc_t *proc)
 {
-    ob1x_proc_t *op = calloc(1, sizeof(*op));
+    return (ob1x_proc_t *) proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML];
+}
+
+/* Two threads may race to create it: the first one wins (returned). */
+static ob1x_proc_t *proc_state_add(struct ompi_proc_t *proc, ob1x_proc_t *op)
+{
     void *expected = NULL;
 
-    if (NULL == op) {
+    if (!opal_atomic_compare_exchange_strong_ptr(&proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML],
+                                                 &expected, op)) {
+        return (ob1x_proc_t *) expected;
+    }
+    return op;
+}
+
+static void proc_state_remove(struct ompi_proc_t *proc)
+{
+    proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML] = NULL;
+}
+
+void ob1x_procs_fini(void)
+{
+}
+
+#else /* no PML slot in this Open MPI's ompi_proc_t */
+
+static opal_hash_table_t *proc_table;
+static opal_mutex_t proc_table_lock = OPAL_MUTEX_STATIC_INIT;
+
+static uint64_t proc_key(struct ompi_proc_t *proc)
+{
+    return (uint64_t) (uintptr_t) proc;
+}
+
+static ob1x_proc_t *proc_state(struct ompi_proc_t *proc)
+{
+    void *op = NULL;
+
+    OPAL_THREAD_LOCK(&proc_table_lock);
+    if (NULL != proc_table) {
+        (void) opal_hash_table_get_value_uint64(proc_table, proc_key(proc), &op);
+    }
+    OPAL_THREAD_UNLOCK(&proc_table_lock);
+    return (ob1x_proc_t *) op;
+}
+
+static ob1x_proc_t *proc_state_add(struct ompi_proc_t *proc, ob1x_proc_t *op)
+{
+    void *there = NULL;
+
+    OPAL_THREAD_LOCK(&proc_table_lock);
+    if (NULL == proc_table && NULL != (proc_table = OBJ_NEW(opal_hash_table_t)) &&
+        OPAL_SUCCESS != opal_hash_table_init(proc_table, 64)) {
+        OBJ_RELEASE(proc_table);
+    }
+    if (NULL == proc_table) {
+        op = NULL;
+    } else if (OPAL_SUCCESS ==
+               opal_hash_table_get_value_uint64(proc_table, proc_key(proc), &there)) {
+        op = (ob1x_proc_t *) there;
+    } else if (OPAL_SUCCESS !=
+               opal_hash_table_set_value_uint64(proc_table, proc_key(proc), op)) {
+        op = NULL;
+    }
+    OPAL_THREAD_UNLOCK(&proc_table_lock);
+    return op;
+}
+
+static void proc_state_remove(struct ompi_proc_t *proc)
+{
+    OPAL_THREAD_LOCK(&proc_table_lock);
+    if (NULL != proc_table) {
+        (void) opal_hash_table_remove_value_uint64(proc_table, proc_key(proc));
+    }
+    OPAL_THREAD_UNLOCK(&proc_table_lock);
+}
+
+void ob1x_procs_fini(void)
+{
+    if (NULL != proc_table) {
+        OBJ_RELEASE(proc_table);
+    }
+}
+
+#endif
+
+ob1x_proc_t *ob1x_proc_lookup(struct ompi_proc_t *proc)
+{
+    ob1x_proc_t *op = proc_state(proc), *won;
+
+    if (OPAL_LIKELY(NULL != op)) {
+        return op;
+    }
+    if (NULL == (op = calloc(1, sizeof(*op)))) {
         return NULL;
     }
     OBJ_CONSTRUCT(&op->xoff_item, opal_list_item_t);
     op->proc = proc;
-    /* Two threads may race to create it: the first one wins. */
-    if (!opal_atomic_compare_exchange_strong_ptr(&proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML],
-                                                 &expected, op)) {
+    won = proc_state_add(proc, op);
+    if (won != op) {
+        OBJ_DESTRUCT(&op->xoff_item);
         free(op);
-        return (ob1x_proc_t *) expected;
     }
-    return op;
+    return won;
 }
 
 struct mca_bml_base_endpoint_t *ob1x_peer_resolve(struct ompi_communicator_t *comm, int rank)
@@ -57,12 +153,12 @@ struct mca_bml_base_endpoint_t *ob1x_peer_resolve(struct ompi_communicator_t *co
 
 static void proc_release(struct ompi_proc_t *proc)
 {
-    ob1x_proc_t *op = (ob1x_proc_t *) proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML];
+    ob1x_proc_t *op = proc_state(proc);
 
     if (NULL == op) {
         return;
     }
-    proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML] = NULL;
+    proc_state_remove(proc);
     OPAL_THREAD_LOCK(&mca_pml_ob1x.pending_lock);
     if (op->xoff_sent) {
         opal_list_remove_item(&mca_pml_ob1x.xoff_procs, &op->xoff_item);

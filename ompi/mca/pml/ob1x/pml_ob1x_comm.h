@@ -78,20 +78,14 @@ static inline ob1x_comm_t *ob1x_comm_of(struct ompi_communicator_t *comm)
     return (ob1x_comm_t *) comm->c_pml_comm;
 }
 
-ob1x_proc_t *ob1x_proc_create(struct ompi_proc_t *proc);
-
-/* The per-process state of a peer, created on first use. */
-static inline ob1x_proc_t *ob1x_proc_lookup(struct ompi_proc_t *proc)
-{
-    ob1x_proc_t *op = (ob1x_proc_t *) proc->proc_endpoints[OMPI_PROC_ENDPOINT_TAG_PML];
-    if (OPAL_UNLIKELY(NULL == op)) {
-        op = ob1x_proc_create(proc);
-    }
-    return op;
-}
+/* The per-process state of a peer, created on first use (NULL when out
+ * of memory). Cold paths only: a communicator's peer keeps its own. */
+ob1x_proc_t *ob1x_proc_lookup(struct ompi_proc_t *proc);
 
 /* Drop the per-process state of departing processes. */
 void ob1x_procs_release(struct ompi_proc_t **procs, size_t nprocs);
+/* Component close: what is left of the per-process state's table. */
+void ob1x_procs_fini(void);
 
 /* The next sequence number of a message to this peer (low 16 bits used). */
 static inline int ob1x_peer_draw_seq(ob1x_comm_peer_t *peer)

@@ -14,6 +14,7 @@
 #include "common_ob1x_monitoring.h"
 #include "ob1x_version.h"
 #include "pml_ob1x.h"
+#include "pml_ob1x_comm.h"
 #include "pml_ob1x_cuda.h"
 #include "pml_ob1x_ctl.h"
 #include "pml_ob1x_hdr.h"
@@ -267,6 +268,7 @@ static int component_open(void)
 
 static int component_close(void)
 {
+    ob1x_procs_fini();
     opal_output_close(mca_pml_ob1x.output);
     return OMPI_SUCCESS;
 }

@@ -24,6 +24,10 @@
 #include "opal/util/proc.h"
 #include "opal/util/show_help.h"
 
+#if OPAL_CUDA_SUPPORT
+#include "opal/mca/common/cuda/common_cuda.h"
+#endif
+
 #include "common_ob1x_param.h"
 #include "common_ob1x_help.h"
 #include "common_ob1x_pvar.h"
@@ -418,6 +422,29 @@ static int smcuda_open(void)
     return OPAL_SUCCESS;
 }
 
+/* On an Open MPI built with CUDA support (OPAL_CUDA_SUPPORT in its
+ * opal_config.h), stock ob1's datatype engine recognises device buffers
+ * only once a BTL has started the stock CUDA library; the stock smcuda,
+ * which this one shadows, is one that does (docs/cuda.md). */
+static bool stock_cuda_started;
+
+static void stock_cuda_start(void)
+{
+#if OPAL_CUDA_SUPPORT
+    stock_cuda_started = OPAL_SUCCESS == mca_common_cuda_stage_one_init();
+#endif
+}
+
+static void stock_cuda_stop(void)
+{
+#if OPAL_CUDA_SUPPORT
+    if (stock_cuda_started) {
+        mca_common_cuda_fini();
+    }
+#endif
+    stock_cuda_started = false;
+}
+
 static int smcuda_close(void)
 {
     /* MPI_Init that failed after our init (an upper layer refused to start, say)
@@ -425,6 +452,7 @@ static int smcuda_close(void)
      * and a name it may still have, go now */
     (void) mca_btl_smcuda_finalize(&mca_btl_smcuda.super);
     mca_btl_smcuda_cuda_close(); /* the common library's stream and events */
+    stock_cuda_stop();
     if (mca_btl_smcuda_component.output > 0) {
         opal_output_close(mca_btl_smcuda_component.output);
         mca_btl_smcuda_component.output = -1;
@@ -813,6 +841,7 @@ static mca_btl_base_module_t **smcuda_init(int *num_btls, bool progress_threads,
     }
     btls[0] = &m->super;
     *num_btls = 1;
+    stock_cuda_start();
     /* without the registry's room the upper layer applies its standard
      * rules: nothing to report */
     (void) mca_btl_smcuda_hints_register(m);

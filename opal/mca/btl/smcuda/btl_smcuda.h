@@ -197,15 +197,16 @@ OBJ_CLASS_DECLARATION(mca_btl_base_endpoint_t);
 #define SMCUDA_HANDOFF_SAMPLES 16
 
 /* Intervals between arrivals measured together (btl_smcuda_path.c). */
-#define SMCUDA_RUN_FRAGS 8
+#define SMCUDA_RUN_FRAGS 16
+/* The fewest intervals of a run cut short that still make a sample. */
+#define SMCUDA_RUN_MIN 8
 /* A run of arrivals of one way of receiving (pipeline fragments, or
- * single-copy gets), each within a short gap of the one before: the time
- * per byte of each interval, and how many runs were seen
- * (btl_smcuda_path.c). */
+ * single-copy gets), each within a short gap of the one before: when it
+ * opened, its last arrival, the bytes since the opening one, and how many
+ * runs were seen (btl_smcuda_path.c). */
 typedef struct smcuda_run {
-    uint64_t last;
+    uint64_t first, last, bytes;
     uint32_t n;
-    uint32_t ps[SMCUDA_RUN_FRAGS];
     uint32_t seen;
 } smcuda_run_t;
 

@@ -13,7 +13,7 @@
  *
  * Arguments (name=value):
  *   label=NAME        name of this run in the output (default "run")
- *   checks=a,b        any of enabled, driver, ipc, sweep, mix, noncontig
+ *   checks=a,b        any of enabled, driver, ipc, sweep, mix, noncontig, costs
  *                     (default all)
  *   sizes=LIST        message sizes: numbers with K/M/G suffixes and +N/-N,
  *                     e.g. 0,1,4K+1,1M,1G (default 0 B..1 GiB)
@@ -935,6 +935,160 @@ static void check_noncontig(void)
 
 /* --- main --------------------------------------------------------------------- */
 
+/* costs: where a device message's fixed cost goes. Each rank times
+ * device-to-device ping-pongs of 1 KiB (staged) and 64 KiB (CUDA IPC once
+ * set up) and, with the emulation, counts the driver calls ob1x made per
+ * message (one send and one receive on each rank); rank 0 then times, one
+ * by one, the driver calls ob1x makes per message on this machine. The
+ * product of the two tells which calls the fixed cost is made of. Prints
+ * COST lines; the check itself fails only on wrong data. */
+#define COST_REPS 200
+static const char *const cost_calls[] = {
+    "cuPointerGetAttributes", "cuMemGetAddressRange", "cuIpcGetMemHandle", "cuIpcOpenMemHandle",
+    "cuMemcpyAsync",          "cuEventRecord",        "cuEventQuery",      "cuEventCreate",
+    "cuStreamSynchronize",    "cuCtxGetCurrent",      "cuCtxSetCurrent",   "cuMemHostAlloc"};
+#define N_COST_CALLS (sizeof(cost_calls) / sizeof(cost_calls[0]))
+
+static void cost_counts(unsigned long *c)
+{
+    for (size_t i = 0; i < N_COST_CALLS; i++) {
+        c[i] = cu.emulated ? cu.emu_count(cost_calls[i]) : 0;
+    }
+}
+
+static double usec_since(const struct timespec *t0)
+{
+    struct timespec t1;
+
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double) (t1.tv_sec - t0->tv_sec) * 1e6 + (double) (t1.tv_nsec - t0->tv_nsec) / 1e3;
+}
+
+/* Rank 0 alone: each call's time on this machine (a GPU only). */
+static void cost_calls_timed(void)
+{
+    CUresult (*get_attrs)(unsigned int, CUpointer_attribute *, void **, CUdeviceptr) =
+        (CUresult(*)(unsigned int, CUpointer_attribute *, void **, CUdeviceptr)) sym(
+            "cuPointerGetAttributes", 0);
+    CUresult (*get_handle)(CUipcMemHandle *, CUdeviceptr) =
+        (CUresult(*)(CUipcMemHandle *, CUdeviceptr)) sym("cuIpcGetMemHandle", 0);
+    CUresult (*range)(CUdeviceptr *, size_t *, CUdeviceptr) =
+        (CUresult(*)(CUdeviceptr *, size_t *, CUdeviceptr)) sym("cuMemGetAddressRange_v2", 0);
+    CUresult (*stream_create)(CUstream *, unsigned int) =
+        (CUresult(*)(CUstream *, unsigned int)) sym("cuStreamCreate", 0);
+    CUresult (*event_create)(CUevent *, unsigned int) =
+        (CUresult(*)(CUevent *, unsigned int)) sym("cuEventCreate", 0);
+    CUresult (*copy_async)(CUdeviceptr, CUdeviceptr, size_t, CUstream) =
+        (CUresult(*)(CUdeviceptr, CUdeviceptr, size_t, CUstream)) sym("cuMemcpyAsync", 0);
+    CUresult (*record)(CUevent, CUstream) = (CUresult(*)(CUevent, CUstream)) sym("cuEventRecord", 0);
+    CUresult (*query)(CUevent) = (CUresult(*)(CUevent)) sym("cuEventQuery", 0);
+    CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                   CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                   CU_POINTER_ATTRIBUTE_BUFFER_ID, CU_POINTER_ATTRIBUTE_CONTEXT,
+                                   CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                   CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+    unsigned int type, managed;
+    int ordinal;
+    unsigned long long id;
+    CUcontext ctx;
+    CUdeviceptr base, dptr = (CUdeviceptr) (uintptr_t) d_send;
+    size_t size;
+    void *data[] = {&type, &managed, &ordinal, &id, &ctx, &base, &size};
+    CUipcMemHandle handle;
+    CUstream stream;
+    CUevent event;
+    struct timespec t0;
+    long polls = 0;
+
+    if (NULL == get_attrs || NULL == get_handle || NULL == range || NULL == stream_create ||
+        NULL == event_create || NULL == copy_async || NULL == record || NULL == query ||
+        CUDA_SUCCESS != stream_create(&stream, CU_STREAM_NON_BLOCKING) ||
+        CUDA_SUCCESS != event_create(&event, CU_EVENT_DISABLE_TIMING)) {
+        printf("COST %s call: driver entry points missing, not timed\n", label);
+        return;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < COST_REPS; i++) {
+        (void) get_attrs(7, attrs, data, dptr);
+    }
+    printf("COST %s call cuPointerGetAttributes(7 attributes) %.2f us\n", label,
+           usec_since(&t0) / COST_REPS);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < COST_REPS; i++) {
+        (void) range(&base, &size, dptr);
+    }
+    printf("COST %s call cuMemGetAddressRange %.2f us\n", label, usec_since(&t0) / COST_REPS);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < COST_REPS; i++) {
+        (void) get_handle(&handle, dptr);
+    }
+    printf("COST %s call cuIpcGetMemHandle %.2f us\n", label, usec_since(&t0) / COST_REPS);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < COST_REPS; i++) {
+        (void) copy_async((CUdeviceptr) (uintptr_t) h_got, dptr, 1024, stream);
+        (void) record(event, stream);
+        while (CUDA_ERROR_NOT_READY == query(event)) {
+            polls++;
+        }
+    }
+    printf("COST %s call 1 KiB cuMemcpyAsync device-to-host + cuEventRecord + cuEventQuery until "
+           "done %.2f us (%.1f NOT_READY answers each)\n",
+           label, usec_since(&t0) / COST_REPS, (double) polls / COST_REPS);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < COST_REPS; i++) {
+        (void) query(event);
+    }
+    printf("COST %s call cuEventQuery (complete) %.2f us\n", label, usec_since(&t0) / COST_REPS);
+}
+
+static void check_costs(void)
+{
+    static const size_t cost_sizes[] = {1024, 65536};
+    unsigned long before[N_COST_CALLS], after[N_COST_CALLS];
+    int bad = 0;
+
+    for (size_t s = 0; s < sizeof(cost_sizes) / sizeof(cost_sizes[0]); s++) {
+        size_t len = cost_sizes[s] <= max_size ? cost_sizes[s] : max_size;
+        char line[1024];
+        int at = 0;
+        double t = 0;
+
+        dev_fill(d_send, len, 500 + s);
+        for (int i = 0; i < 20; i++) { /* warm: IPC set up, handles open */
+            (void) one_way(d_send, d_recv, len);
+        }
+        cost_counts(before);
+        for (int i = 0; i < COST_REPS; i++) {
+            t += one_way(d_send, d_recv, len);
+        }
+        cost_counts(after);
+        if (1 == rank) {
+            bad |= dev_verify(d_recv, len, 500 + s) >= 0;
+        }
+        at = snprintf(line, sizeof(line), "COST %s rank %d %zu B one way %.1f us", label, rank, len,
+                      t * 1e6 / COST_REPS);
+        for (size_t i = 0; cu.emulated && i < N_COST_CALLS && at < (int) sizeof(line); i++) {
+            if (after[i] != before[i]) {
+                at += snprintf(line + at, sizeof(line) - (size_t) at, ", %s %.2f", cost_calls[i],
+                               (double) (after[i] - before[i]) / COST_REPS);
+            }
+        }
+        for (int r = 0; r < nranks; r++) {
+            if (r == rank) {
+                printf("%s%s\n", line, cu.emulated ? " (driver calls per message)" : "");
+                fflush(stdout);
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+    }
+    if (0 == rank && !cu.emulated) {
+        cost_calls_timed();
+    }
+    bad = any(bad);
+    report("costs", bad ? "FAIL" : "PASS", "%s (COST lines)",
+           bad ? "wrong data received" : "device messages timed and their driver calls listed");
+}
+
 static const char *arg(int argc, char **argv, const char *name, const char *dflt)
 {
     size_t l = strlen(name);
@@ -978,7 +1132,7 @@ static int cuda_enabled(void)
 int main(int argc, char **argv)
 {
     const char *env_rank = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    const char *checks = arg(argc, argv, "checks", "enabled,driver,ipc,sweep,mix,noncontig");
+    const char *checks = arg(argc, argv, "checks", "enabled,driver,ipc,sweep,mix,noncontig,costs");
     const char *ipc = arg(argc, argv, "ipc", "auto");
     int provided, ndev, enabled, all_enabled;
 
@@ -1057,6 +1211,9 @@ int main(int argc, char **argv)
     }
     if (wants(checks, "noncontig")) {
         check_noncontig();
+    }
+    if (wants(checks, "costs")) {
+        check_costs();
     }
 
     dev_free(d_send);

@@ -74,6 +74,43 @@ static void device_buffers(void)
     cuemu_free(d1);
 }
 
+/* ob1x_cuda_classify_again: the last device answer of this thread, once,
+ * for a range inside its allocation; a driver call otherwise. */
+static void classify_again(void)
+{
+    ob1x_cuda_ptr_info_t a, b;
+    char *d = cuemu_malloc(MiB, 0), *e = cuemu_malloc(MiB, 0), host[64];
+    unsigned long n;
+
+    T_CHECK(NULL != d && NULL != e, "cuemu_malloc");
+    T_CHECK(0 == ob1x_cuda_classify(d + 64, 4096, &a), "classify d");
+    n = attr_calls();
+    T_CHECK(0 == ob1x_cuda_classify_again(d + 4096, 8192, &b) && n == attr_calls() &&
+                b.buffer_id == a.buffer_id && OB1X_CUDA_MEM_DEVICE == b.type,
+            "classify_again of a range in the allocation just classified asked the driver "
+            "(%lu calls) or answered differently",
+            attr_calls() - n);
+    T_CHECK(0 == ob1x_cuda_classify_again(d + 64, 4096, &b) && n + 1 == attr_calls(),
+            "a second classify_again was not asked to the driver");
+    T_CHECK(0 == ob1x_cuda_classify(d, 1, &a) && 0 == ob1x_cuda_classify_again(e, 1, &b) &&
+                n + 3 == attr_calls() && b.buffer_id != a.buffer_id,
+            "classify_again of another allocation was served the last answer");
+    T_CHECK(0 == ob1x_cuda_classify(d, 1, &a) && 0 == ob1x_cuda_classify(host, 1, &b) &&
+                0 == ob1x_cuda_classify_again(d, 1, &b) && n + 5 == attr_calls(),
+            "classify_again after a host classification was not asked to the driver");
+    /* freed and reallocated at the same address between the two: only
+     * within one MPI call is the answer kept, and a classification came
+     * in between here */
+    T_CHECK(0 == ob1x_cuda_classify(d, 1, &a), "classify d");
+    cuemu_free(d);
+    T_CHECK(d == cuemu_malloc(MiB, 0), "the emulation did not reuse the address");
+    T_CHECK(0 == ob1x_cuda_classify(d, 1, &b) && 0 == ob1x_cuda_classify_again(d, 1, &b) &&
+                b.buffer_id != a.buffer_id,
+            "classify_again served the freed allocation's buffer id");
+    cuemu_free(d);
+    cuemu_free(e);
+}
+
 /* mmap'ed host memory is asked to the driver every time (no release
  * hooks to invalidate a cached answer, see common_ob1x_cuda.h). */
 static void host_mapped(void)
@@ -125,6 +162,7 @@ int main(int argc, char **argv)
     t_init(&argc, &argv, MPI_THREAD_SINGLE);
     host_fast();
     device_buffers();
+    classify_again();
     host_mapped();
     copy_polled();
     devices();

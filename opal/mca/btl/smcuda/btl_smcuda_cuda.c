@@ -242,8 +242,6 @@ int mca_btl_smcuda_cuda_register(mca_btl_smcuda_module_t *m, mca_btl_base_endpoi
 {
     ob1x_cuda_ptr_info_t info;
     ob1x_cuda_ipc_handle_t ipc;
-    uintptr_t abase;
-    size_t asize;
 
     (void) m;
     /* a device buffer is exported to one peer at a time (and never to
@@ -251,8 +249,9 @@ int mca_btl_smcuda_cuda_register(mca_btl_smcuda_module_t *m, mca_btl_base_endpoi
     if (NULL == ep || MCA_BTL_ENDPOINT_ANY == ep || ep->self || !ep->copy_ok) {
         return OPAL_ERR_NOT_AVAILABLE;
     }
-    /* managed memory is never exported (the issue: staged) */
-    if (OPAL_SUCCESS != ob1x_cuda_classify(base, size, &info) ||
+    /* managed memory is never exported (the issue: staged); the upper
+     * layer has just classified the buffer, usually */
+    if (OPAL_SUCCESS != ob1x_cuda_classify_again(base, size, &info) ||
         OB1X_CUDA_MEM_DEVICE != info.type) {
         return OPAL_ERR_NOT_AVAILABLE;
     }
@@ -262,11 +261,11 @@ int mca_btl_smcuda_cuda_register(mca_btl_smcuda_module_t *m, mca_btl_base_endpoi
     /* the peer reads it by IPC, on its own stream, which cannot be ordered
      * after ours: the application's queued writes must have landed first */
     if (OPAL_SUCCESS != ob1x_cuda_sync_legacy() ||
-        OPAL_SUCCESS != ob1x_cuda_ipc_get(base, &ipc, &abase, &asize)) {
+        OPAL_SUCCESS != ob1x_cuda_ipc_get_alloc(info.base, &ipc)) {
         return OPAL_ERROR;
     }
-    h->alloc_base = (uint64_t) abase;
-    h->alloc_size = (uint64_t) asize;
+    h->alloc_base = (uint64_t) info.base;
+    h->alloc_size = (uint64_t) info.size;
     h->buffer_id = info.buffer_id;
     memcpy(h->ipc, ipc.bytes, sizeof(h->ipc));
     return OPAL_SUCCESS;

@@ -99,6 +99,15 @@ bool ob1x_cuda_loaded(void);
  * of a reallocation at the same address is always the new one. */
 int ob1x_cuda_classify(const void *ptr, size_t len, ob1x_cuda_ptr_info_t *info);
 
+/* The same, for a caller that classifies again a range an upper layer of
+ * the same call has just classified (smcuda registering the device buffer
+ * ob1x found): the answer of this thread's last ob1x_cuda_classify, when
+ * it was device memory holding the range, is used once without a driver
+ * call. Within one MPI call the buffer cannot be freed, so the answer is
+ * current; used once and cleared by every classification, it never
+ * serves a later call. */
+int ob1x_cuda_classify_again(const void *ptr, size_t len, ob1x_cuda_ptr_info_t *info);
+
 /* The device ordinal of the last device buffer classified in this process
  * (by any component), -1 when none was yet: whether this process uses a
  * GPU, and which, without a driver call (btl/smcuda answers a peer's IPC
@@ -110,6 +119,9 @@ int ob1x_cuda_noted_device(void);
  * of ptr in it is for the caller to send along). */
 int ob1x_cuda_ipc_get(const void *ptr, ob1x_cuda_ipc_handle_t *handle, uintptr_t *base,
                       size_t *size);
+/* The handle of the allocation starting at base, whose range the caller
+ * knows (ob1x_cuda_classify's base and size): no range query. */
+int ob1x_cuda_ipc_get_alloc(uintptr_t base, ob1x_cuda_ipc_handle_t *handle);
 /* Maps a peer's allocation; *base is its address here. */
 int ob1x_cuda_ipc_open(const ob1x_cuda_ipc_handle_t *handle, void **base);
 /* Unmaps what ob1x_cuda_ipc_open mapped. */

@@ -65,6 +65,22 @@ int ob1x_cuda_ipc_get(const void *ptr, ob1x_cuda_ipc_handle_t *handle, uintptr_t
     return OPAL_SUCCESS;
 }
 
+int ob1x_cuda_ipc_get_alloc(uintptr_t base, ob1x_cuda_ipc_handle_t *handle)
+{
+    CUipcMemHandle h;
+    CUresult rc;
+
+    if (OPAL_SUCCESS != ob1x_cuda_need()) {
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
+    rc = ob1x_cuda_drv.cuIpcGetMemHandle(&h, (CUdeviceptr) base);
+    if (CUDA_SUCCESS != rc) {
+        return ob1x_cuda_failed("cuIpcGetMemHandle", rc);
+    }
+    memcpy(handle->bytes, &h, sizeof(h));
+    return OPAL_SUCCESS;
+}
+
 int ob1x_cuda_ipc_open(const ob1x_cuda_ipc_handle_t *handle, void **base)
 {
     CUipcMemHandle h;

@@ -187,13 +187,40 @@ int ob1x_cuda_noted_device(void)
     return __atomic_load_n(&noted_device, __ATOMIC_RELAXED);
 }
 
+/* The last device buffer this thread classified, for one
+ * ob1x_cuda_classify_again of a range inside it (then forgotten). */
+static __thread struct {
+    bool valid;
+    ob1x_cuda_ptr_info_t info;
+} last_device;
+
 int ob1x_cuda_classify(const void *ptr, size_t len, ob1x_cuda_ptr_info_t *info)
 {
     uintptr_t lo = (uintptr_t) ptr;
+    int rc;
 
+    last_device.valid = false;
     if (in_host_only_range(lo, lo + (len > 0 ? len : 1)) || !ob1x_cuda_driver_present()) {
         set_host(info);
         return OPAL_SUCCESS;
     }
-    return ask_driver(ptr, info);
+    rc = ask_driver(ptr, info);
+    if (OPAL_SUCCESS == rc && OB1X_CUDA_MEM_DEVICE == info->type) {
+        last_device.info = *info;
+        last_device.valid = true;
+    }
+    return rc;
+}
+
+int ob1x_cuda_classify_again(const void *ptr, size_t len, ob1x_cuda_ptr_info_t *info)
+{
+    uintptr_t lo = (uintptr_t) ptr;
+
+    if (last_device.valid && lo >= last_device.info.base &&
+        lo + len <= last_device.info.base + last_device.info.size) {
+        *info = last_device.info;
+        last_device.valid = false;
+        return OPAL_SUCCESS;
+    }
+    return ob1x_cuda_classify(ptr, len, info);
 }

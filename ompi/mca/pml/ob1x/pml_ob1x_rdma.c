@@ -249,8 +249,9 @@ int ob1x_rdma_register(ob1x_rdma_btl_t *b, int n, unsigned char *base, uint32_t 
 
     for (int i = 0; i < n; ++i) {
         if (0 != b[i].length &&
-            OMPI_SUCCESS != ob1x_reg_acquire(b[i].bml_btl, base + b[i].offset, b[i].length,
-                                             access, &b[i].reg, &b[i].handle)) {
+            OMPI_SUCCESS != ob1x_reg_acquire_bare(b[i].bml_btl, base + b[i].offset,
+                                                  b[i].length, access, &b[i].reg, &b[i].handle,
+                                                  &b[i].bare)) {
             continue;
         }
         b[kept++] = b[i];
@@ -264,7 +265,11 @@ void ob1x_rdma_deregister(ob1x_rdma_btl_t *b, int n)
         if (NULL != b[i].reg) {
             ob1x_reg_release(b[i].reg);
             b[i].reg = NULL;
+        } else if (b[i].bare) {
+            ob1x_reg_release_bare(b[i].bml_btl->btl, b[i].handle);
+            b[i].handle = NULL;
         }
+        b[i].bare = false;
     }
 }
 

@@ -29,6 +29,7 @@ typedef struct ob1x_rdma_btl {
     mca_bml_base_btl_t *bml_btl;
     ob1x_reg_t *reg;
     mca_btl_base_registration_handle_t *handle; /* NULL: the BTL needs none */
+    bool bare;                                  /* handle made without reg (reg_acquire_bare) */
     size_t offset;                              /* its share of the message */
     size_t length;
 } ob1x_rdma_btl_t;

@@ -341,8 +341,21 @@ static int reg_direct(ob1x_reg_cache_t *c, mca_bml_base_btl_t *bml_btl, void *ba
     return OMPI_SUCCESS;
 }
 
-int ob1x_reg_acquire(mca_bml_base_btl_t *bml_btl, void *base, size_t size, uint32_t access,
-                     ob1x_reg_t **reg, mca_btl_base_registration_handle_t **handle)
+/* A direct registration without a record (ob1x_reg_acquire_bare). */
+static int reg_bare(ob1x_reg_cache_t *c, mca_bml_base_btl_t *bml_btl, void *base, size_t size,
+                    uint32_t access, mca_btl_base_registration_handle_t **handle)
+{
+    *handle = c->btl->btl_register_mem(c->btl, bml_btl->btl_endpoint, base, size > 0 ? size : 1,
+                                       access);
+    if (OPAL_UNLIKELY(NULL == *handle)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    ob1x_count_event(OB1X_EV_REG_MADE);
+    return OMPI_SUCCESS;
+}
+
+static int reg_acquire(mca_bml_base_btl_t *bml_btl, void *base, size_t size, uint32_t access,
+                       ob1x_reg_t **reg, mca_btl_base_registration_handle_t **handle, bool *bare)
 {
     mca_btl_base_module_t *btl = bml_btl->btl;
     const uint32_t rc_access = access & MCA_BTL_REG_FLAG_ACCESS_ANY;
@@ -367,6 +380,10 @@ int ob1x_reg_acquire(mca_bml_base_btl_t *bml_btl, void *base, size_t size, uint3
         return OMPI_SUCCESS;
     }
     if (c->direct) {
+        if (NULL != bare) {
+            *bare = true;
+            return reg_bare(c, bml_btl, base, size, access, handle);
+        }
         return reg_direct(c, bml_btl, base, size, access, reg, handle);
     }
     /* Flags beyond the access bits (GPU memory) are the BTL's business:
@@ -387,6 +404,25 @@ int ob1x_reg_acquire(mca_bml_base_btl_t *bml_btl, void *base, size_t size, uint3
         ob1x_count_event(OB1X_EV_REG_REUSED);
     }
     return OMPI_SUCCESS;
+}
+
+int ob1x_reg_acquire(mca_bml_base_btl_t *bml_btl, void *base, size_t size, uint32_t access,
+                     ob1x_reg_t **reg, mca_btl_base_registration_handle_t **handle)
+{
+    return reg_acquire(bml_btl, base, size, access, reg, handle, NULL);
+}
+
+int ob1x_reg_acquire_bare(mca_bml_base_btl_t *bml_btl, void *base, size_t size, uint32_t access,
+                          ob1x_reg_t **reg, mca_btl_base_registration_handle_t **handle,
+                          bool *bare)
+{
+    *bare = false;
+    return reg_acquire(bml_btl, base, size, access, reg, handle, bare);
+}
+
+void ob1x_reg_release_bare(mca_btl_base_module_t *btl, mca_btl_base_registration_handle_t *handle)
+{
+    (void) btl->btl_deregister_mem(btl, handle);
 }
 
 void ob1x_reg_release(ob1x_reg_t *reg)

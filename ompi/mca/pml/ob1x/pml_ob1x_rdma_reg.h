@@ -40,6 +40,16 @@ int ob1x_reg_acquire(mca_bml_base_btl_t *bml_btl, void *base, size_t size, uint3
                      ob1x_reg_t **reg, mca_btl_base_registration_handle_t **handle);
 void ob1x_reg_release(ob1x_reg_t *reg);
 
+/* The same for a caller that keeps the BTL with the handle: on a BTL
+ * whose registration is free (OB1X_BTL_PROP_REG_FREE) the handle is made
+ * without a token (*reg NULL, *bare true), and given back with
+ * ob1x_reg_release_bare; otherwise as ob1x_reg_acquire (*bare false).
+ * Spares a per-message record where registering is a few stores. */
+int ob1x_reg_acquire_bare(mca_bml_base_btl_t *bml_btl, void *base, size_t size, uint32_t access,
+                          ob1x_reg_t **reg, mca_btl_base_registration_handle_t **handle,
+                          bool *bare);
+void ob1x_reg_release_bare(mca_btl_base_module_t *btl, mca_btl_base_registration_handle_t *handle);
+
 /*
  * Whether registrations are kept after their message now (per call):
  * mpi_leave_pinned (or _pipeline) on and the memory hooks in place. Its

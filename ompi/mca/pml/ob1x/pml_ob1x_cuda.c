@@ -65,7 +65,8 @@ void ob1x_cuda_register_params(void)
 static int refresh_progress(void);
 static bool progress_registered;
 
-void ob1x_cuda_refresh(void)
+/* Sets the flag when the driver is loaded now. */
+static void ob1x_cuda_refresh(void)
 {
     if (ob1x_cuda_live || !ob1x_cuda_driver_present()) {
         return;
@@ -601,10 +602,6 @@ void ob1x_cuda_recv_release(ob1x_recv_request_t *req)
 }
 
 #else /* !OB1X_PML_CUDA: the flag is never set, nothing below is called */
-
-void ob1x_cuda_refresh(void)
-{
-}
 
 bool ob1x_cuda_rewatch(void)
 {

@@ -63,9 +63,8 @@ static inline bool ob1x_cuda_check(void)
  * memory. Managed memory counts as host (host code may touch it). */
 bool ob1x_cuda_is_device(const void *buf, size_t count, struct ompi_datatype_t *dtype);
 
-/* Sees whether the driver is loaded now (at MPI_Init, communicator
- * creation, and from progress until it is). */
-void ob1x_cuda_refresh(void);
+/* MPI_Init (the flag, or the loader watch and the progress look) and
+ * component close. */
 int ob1x_cuda_open(void);
 void ob1x_cuda_close(void);
 /* Registers pml_ob1x_cuda_support (component registration). */

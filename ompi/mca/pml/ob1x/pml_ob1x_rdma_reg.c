@@ -317,6 +317,20 @@ static inline bool local_needs_none(const ob1x_reg_cache_t *c, uint32_t access)
     return c->local_free && 0 == (access & remote);
 }
 
+/* A direct registration, the handle only (ob1x_reg_acquire_bare; reg_direct
+ * keeps it in a record). */
+static int reg_bare(ob1x_reg_cache_t *c, mca_bml_base_btl_t *bml_btl, void *base, size_t size,
+                    uint32_t access, mca_btl_base_registration_handle_t **handle)
+{
+    *handle = c->btl->btl_register_mem(c->btl, bml_btl->btl_endpoint, base, size > 0 ? size : 1,
+                                       access);
+    if (OPAL_UNLIKELY(NULL == *handle)) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    ob1x_count_event(OB1X_EV_REG_MADE);
+    return OMPI_SUCCESS;
+}
+
 /* A registration of a BTL whose registration is free: made for this call
  * and undone at release, its record from our own free list. */
 static int reg_direct(ob1x_reg_cache_t *c, mca_bml_base_btl_t *bml_btl, void *base, size_t size,
@@ -329,28 +343,12 @@ static int reg_direct(ob1x_reg_cache_t *c, mca_bml_base_btl_t *bml_btl, void *ba
     }
     r->super.rcache = NULL; /* marks a direct registration for release */
     r->btl = c->btl;
-    r->handle = c->btl->btl_register_mem(c->btl, bml_btl->btl_endpoint, base, size > 0 ? size : 1,
-                                         access);
-    if (OPAL_UNLIKELY(NULL == r->handle)) {
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != reg_bare(c, bml_btl, base, size, access, &r->handle))) {
         opal_free_list_return(&ob1x_reg_state.direct_regs, &r->super.super);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    ob1x_count_event(OB1X_EV_REG_MADE);
     *reg = r;
     *handle = r->handle;
-    return OMPI_SUCCESS;
-}
-
-/* A direct registration without a record (ob1x_reg_acquire_bare). */
-static int reg_bare(ob1x_reg_cache_t *c, mca_bml_base_btl_t *bml_btl, void *base, size_t size,
-                    uint32_t access, mca_btl_base_registration_handle_t **handle)
-{
-    *handle = c->btl->btl_register_mem(c->btl, bml_btl->btl_endpoint, base, size > 0 ? size : 1,
-                                       access);
-    if (OPAL_UNLIKELY(NULL == *handle)) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    ob1x_count_event(OB1X_EV_REG_MADE);
     return OMPI_SUCCESS;
 }
 
@@ -431,7 +429,7 @@ void ob1x_reg_release(ob1x_reg_t *reg)
         return;
     }
     if (NULL == reg->super.rcache) {
-        (void) reg->btl->btl_deregister_mem(reg->btl, reg->handle);
+        ob1x_reg_release_bare(reg->btl, reg->handle);
         reg->handle = NULL;
         opal_free_list_return(&ob1x_reg_state.direct_regs, &reg->super.super);
         return;

@@ -44,7 +44,6 @@ int ob1x_cuda_ipc_get(const void *ptr, ob1x_cuda_ipc_handle_t *handle, uintptr_t
 {
     CUdeviceptr range_base = 0;
     size_t range_size = 0;
-    CUipcMemHandle h;
     CUresult rc;
 
     if (OPAL_SUCCESS != ob1x_cuda_need()) {
@@ -55,14 +54,9 @@ int ob1x_cuda_ipc_get(const void *ptr, ob1x_cuda_ipc_handle_t *handle, uintptr_t
     if (CUDA_SUCCESS != rc) {
         return ob1x_cuda_failed("cuMemGetAddressRange", rc);
     }
-    rc = ob1x_cuda_drv.cuIpcGetMemHandle(&h, range_base);
-    if (CUDA_SUCCESS != rc) {
-        return ob1x_cuda_failed("cuIpcGetMemHandle", rc);
-    }
-    memcpy(handle->bytes, &h, sizeof(h));
     *base = (uintptr_t) range_base;
     *size = range_size;
-    return OPAL_SUCCESS;
+    return ob1x_cuda_ipc_get_alloc((uintptr_t) range_base, handle);
 }
 
 int ob1x_cuda_ipc_get_alloc(uintptr_t base, ob1x_cuda_ipc_handle_t *handle)

@@ -17,6 +17,7 @@
 #include "pml_ob1x_cuda.h"
 #include "pml_ob1x_match.h"
 #include "pml_ob1x_orphans.h"
+#include "pml_ob1x_rdma.h"
 #include "pml_ob1x_recvfrag.h"
 
 /* Where the per-process state is kept. Open MPI gives the PML a slot in
@@ -165,6 +166,7 @@ static void proc_release(struct ompi_proc_t *proc)
     }
     OPAL_THREAD_UNLOCK(&mca_pml_ob1x.pending_lock);
     OBJ_DESTRUCT(&op->xoff_item);
+    ob1x_rdma_peer_free(op->rdma);
     free(op);
 }
 

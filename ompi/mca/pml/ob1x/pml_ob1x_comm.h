@@ -71,6 +71,9 @@ typedef struct ob1x_proc {
     bool xoff_sent;             /* we told the peer we are congested */
     opal_list_item_t xoff_item; /* on the list of peers told so */
     struct ompi_proc_t *proc;
+    /* Its BTLs as the RDMA protocols see them (pml_ob1x_rdma.h), made on
+     * first use. */
+    struct ob1x_rdma_peer *rdma;
 } ob1x_proc_t;
 
 static inline ob1x_comm_t *ob1x_comm_of(struct ompi_communicator_t *comm)

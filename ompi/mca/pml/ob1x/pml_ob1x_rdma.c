@@ -8,6 +8,7 @@
 #include "ompi_config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "opal/mca/btl/base/base.h"
@@ -136,9 +137,8 @@ void ob1x_btl_count_id(uint32_t id, size_t bytes)
 
 /* ---------------------------------------------------------- BTL choice */
 
-/* What b (of ep) can do for ob1x's RDMA protocols: MCA_BTL_FLAGS_GET
- * and/or _PUT, or 0. */
-static uint32_t rdma_flags(mca_bml_base_endpoint_t *ep, mca_bml_base_btl_t *b)
+/* What b can do for RDMA: the flag, and the function behind it. */
+static uint32_t rdma_can(const mca_bml_base_btl_t *b)
 {
     uint32_t f = 0;
 
@@ -148,51 +148,92 @@ static uint32_t rdma_flags(mca_bml_base_endpoint_t *ep, mca_bml_base_btl_t *b)
     if ((b->btl_flags & MCA_BTL_FLAGS_PUT) && NULL != b->btl->btl_put) {
         f |= MCA_BTL_FLAGS_PUT;
     }
-    if (0 != f && !mca_pml_ob1x.params.use_all_rdma &&
-        NULL == mca_bml_base_btl_array_find(&ep->btl_send, b->btl)) {
-        f = 0;
-    }
     return f;
 }
 
-int ob1x_rdma_btls(mca_bml_base_endpoint_t *ep, uint32_t flags, ob1x_rdma_btl_t *out)
+static opal_mutex_t peer_lock = OPAL_MUTEX_STATIC_INIT;
+
+const ob1x_rdma_peer_t *ob1x_rdma_peer_make(ob1x_proc_t *op, mca_bml_base_endpoint_t *ep)
 {
+    ob1x_rdma_peer_t *v = calloc(1, sizeof(*v));
     size_t n = mca_bml_base_btl_array_get_size(&ep->btl_rdma);
+
+    if (NULL == v) {
+        /* no view: nothing goes by RDMA (a stable empty one) */
+        static ob1x_rdma_peer_t none = {.first = -1};
+        none.ep = ep;
+        none.n_rdma = ep->btl_rdma.arr_size;
+        none.n_send = ep->btl_send.arr_size;
+        return &none;
+    }
+    v->ep = ep;
+    v->n_rdma = n;
+    v->n_send = mca_bml_base_btl_array_get_size(&ep->btl_send);
+    v->first = -1;
+    for (size_t i = 0; i < n && v->n < OB1X_RDMA_PEER_MAX; ++i) {
+        ob1x_rdma_peer_btl_t *e = &v->b[v->n++];
+
+        e->bml_btl = mca_bml_base_btl_array_get_index(&ep->btl_rdma, i);
+        e->id = ob1x_btl_id(e->bml_btl->btl);
+        e->can = rdma_can(e->bml_btl);
+        e->reg_kind = ob1x_reg_kind(e->bml_btl->btl);
+        e->ours = 0 != e->can &&
+                  (mca_pml_ob1x.params.use_all_rdma ||
+                   NULL != mca_bml_base_btl_array_find(&ep->btl_send, e->bml_btl->btl));
+        if (e->ours && v->first < 0) {
+            v->first = (int) (e - v->b);
+        }
+    }
+    /* The newest view is published; the ones it replaces stay readable
+     * (another thread may hold one) until the peer's state goes. */
+    OPAL_THREAD_LOCK(&peer_lock);
+    v->older = op->rdma;
+    __atomic_store_n(&op->rdma, v, __ATOMIC_RELEASE);
+    OPAL_THREAD_UNLOCK(&peer_lock);
+    return v;
+}
+
+const ob1x_rdma_peer_t *ob1x_rdma_peer_of(struct ompi_proc_t *proc)
+{
+    mca_bml_base_endpoint_t *ep = mca_bml_base_get_endpoint(proc);
+    ob1x_proc_t *op;
+
+    if (NULL == ep || NULL == (op = ob1x_proc_lookup(proc))) {
+        return NULL;
+    }
+    return ob1x_rdma_peer(op, ep);
+}
+
+void ob1x_rdma_peer_free(ob1x_rdma_peer_t *v)
+{
+    while (NULL != v) {
+        ob1x_rdma_peer_t *older = v->older;
+        free(v);
+        v = older;
+    }
+}
+
+int ob1x_rdma_btls(const ob1x_rdma_peer_t *v, uint32_t flags, ob1x_rdma_btl_t *out)
+{
     int used = 0;
 
-    for (size_t i = 0; i < n && used < mca_pml_ob1x.params.max_rdma_per_request; ++i) {
-        mca_bml_base_btl_t *b = mca_bml_base_btl_array_get_index(&ep->btl_rdma, i);
-        if (0 != (rdma_flags(ep, b) & flags)) {
+    for (int i = 0; i < v->n && used < mca_pml_ob1x.params.max_rdma_per_request; ++i) {
+        if (v->b[i].ours && 0 != (v->b[i].can & flags)) {
             memset(&out[used], 0, sizeof(out[used]));
-            out[used++].bml_btl = b;
+            out[used].bml_btl = v->b[i].bml_btl;
+            out[used].reg_kind = v->b[i].reg_kind;
+            out[used++].id = v->b[i].id;
         }
     }
     return used;
 }
 
-mca_bml_base_btl_t *ob1x_rdma_btl_first(mca_bml_base_endpoint_t *ep, uint32_t *flags)
+const ob1x_rdma_peer_btl_t *ob1x_rdma_btl_by_id(const ob1x_rdma_peer_t *v, uint32_t id,
+                                                uint32_t flags)
 {
-    size_t n = mca_bml_base_btl_array_get_size(&ep->btl_rdma);
-
-    for (size_t i = 0; i < n; ++i) {
-        mca_bml_base_btl_t *b = mca_bml_base_btl_array_get_index(&ep->btl_rdma, i);
-        if (0 != (*flags = rdma_flags(ep, b))) {
-            return b;
-        }
-    }
-    *flags = 0;
-    return NULL;
-}
-
-mca_bml_base_btl_t *ob1x_rdma_btl_by_id(mca_bml_base_endpoint_t *ep, uint32_t id, uint32_t flags)
-{
-    size_t n = mca_bml_base_btl_array_get_size(&ep->btl_rdma);
-
-    for (size_t i = 0; i < n; ++i) {
-        mca_bml_base_btl_t *b = mca_bml_base_btl_array_get_index(&ep->btl_rdma, i);
-        if (ob1x_btl_id(b->btl) == id && (b->btl_flags & flags) &&
-            NULL != (flags & MCA_BTL_FLAGS_GET ? b->btl->btl_get : b->btl->btl_put)) {
-            return b;
+    for (int i = 0; i < v->n; ++i) {
+        if (v->b[i].id == id && 0 != (v->b[i].can & flags)) {
+            return &v->b[i];
         }
     }
     return NULL;
@@ -243,18 +284,43 @@ bool ob1x_rdma_prefer_copy(mca_bml_base_btl_t *b, size_t size)
     return false;
 }
 
+/* One share's registration, the way its BTL is known to take it. */
+static int register_share(ob1x_rdma_btl_t *b, unsigned char *base, uint32_t access)
+{
+    const uint32_t remote = MCA_BTL_REG_FLAG_REMOTE_READ | MCA_BTL_REG_FLAG_REMOTE_WRITE |
+                            MCA_BTL_REG_FLAG_REMOTE_ATOMIC;
+    unsigned kind = b->reg_kind;
+    int rc;
+
+    if ((kind & OB1X_REG_KIND_NONE) ||
+        ((kind & OB1X_REG_KIND_LOCAL_FREE) && 0 == (access & remote))) {
+        b->reg = NULL;
+        b->handle = NULL;
+        b->bare = false;
+        return OMPI_SUCCESS;
+    }
+    if (kind & OB1X_REG_KIND_DIRECT) {
+        b->reg = NULL;
+        rc = ob1x_reg_bare(b->bml_btl, base + b->offset, b->length, access, &b->handle);
+        b->bare = OMPI_SUCCESS == rc;
+        return rc;
+    }
+    return ob1x_reg_acquire_bare(b->bml_btl, base + b->offset, b->length, access, &b->reg,
+                                 &b->handle, &b->bare);
+}
+
 int ob1x_rdma_register(ob1x_rdma_btl_t *b, int n, unsigned char *base, uint32_t access)
 {
     int kept = 0;
 
     for (int i = 0; i < n; ++i) {
-        if (0 != b[i].length &&
-            OMPI_SUCCESS != ob1x_reg_acquire_bare(b[i].bml_btl, base + b[i].offset,
-                                                  b[i].length, access, &b[i].reg, &b[i].handle,
-                                                  &b[i].bare)) {
+        if (0 != b[i].length && OMPI_SUCCESS != register_share(&b[i], base, access)) {
             continue;
         }
-        b[kept++] = b[i];
+        if (kept != i) {
+            b[kept] = b[i];
+        }
+        ++kept;
     }
     return kept;
 }
@@ -280,6 +346,7 @@ ob1x_rdma_op_t *ob1x_rdma_op_alloc(void)
     ob1x_rdma_op_t *op = (ob1x_rdma_op_t *) opal_free_list_wait(&mca_pml_ob1x.rdma_ops);
 
     op->tries = 0;
+    op->btl_id = 0;
     op->own_reg = NULL;
     op->local_handle = NULL;
     op->remote_handle_size = 0;

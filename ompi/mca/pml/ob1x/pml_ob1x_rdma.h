@@ -19,6 +19,7 @@
 #include "opal/mca/btl/btl.h"
 #include "ompi/mca/bml/bml.h"
 
+#include "pml_ob1x_comm.h"
 #include "pml_ob1x_hdr.h"
 #include "pml_ob1x_rdma_reg.h"
 
@@ -30,6 +31,8 @@ typedef struct ob1x_rdma_btl {
     ob1x_reg_t *reg;
     mca_btl_base_registration_handle_t *handle; /* NULL: the BTL needs none */
     bool bare;                                  /* handle made without reg (reg_acquire_bare) */
+    uint32_t id;                                /* ob1x_btl_id of the BTL */
+    unsigned reg_kind;                          /* ob1x_reg_kind of the BTL */
     size_t offset;                              /* its share of the message */
     size_t length;
 } ob1x_rdma_btl_t;
@@ -48,26 +51,78 @@ void ob1x_btl_count(const mca_btl_base_module_t *btl, size_t bytes);
 /* The same for the BTL named `id` (a FIN reports the peer's get). */
 void ob1x_btl_count_id(uint32_t id, size_t bytes);
 
+/* ------------------------------------------------------------ peer view */
+
+/* The most BTLs to one peer that the view keeps (more are not used for
+ * RDMA). */
+#define OB1X_RDMA_PEER_MAX 8
+
+/* One BTL of the peer's BML endpoint (btl_rdma array). */
+typedef struct ob1x_rdma_peer_btl {
+    mca_bml_base_btl_t *bml_btl;
+    uint32_t id;  /* ob1x_btl_id: how the peer names it */
+    uint32_t can; /* MCA_BTL_FLAGS_GET and/or _PUT: the flag and the function */
+    unsigned reg_kind; /* ob1x_reg_kind */
+    bool ours;    /* our protocols may start RDMA on it (pml_ob1x_use_all_rdma,
+                   * or it carries send/recv traffic to the peer too) */
+} ob1x_rdma_peer_btl_t;
+
+/* What the RDMA protocols need of a peer's BTLs, worked out once instead of
+ * per message (ob1x_rdma_peer): the BML's arrays for a peer change only
+ * when a BTL goes away, which their sizes tell. */
+typedef struct ob1x_rdma_peer {
+    struct ob1x_rdma_peer *older; /* views it replaced: freed with the peer */
+    mca_bml_base_endpoint_t *ep;
+    size_t n_rdma, n_send; /* sizes of ep's btl_rdma and btl_send then */
+    int n;
+    int first; /* the first BTL our protocols may start RDMA on, or -1 */
+    ob1x_rdma_peer_btl_t b[OB1X_RDMA_PEER_MAX];
+} ob1x_rdma_peer_t;
+
+const ob1x_rdma_peer_t *ob1x_rdma_peer_make(ob1x_proc_t *op, mca_bml_base_endpoint_t *ep);
+
+/* The view of peer op (whose BML endpoint is ep): a few loads once made. */
+static inline const ob1x_rdma_peer_t *ob1x_rdma_peer(ob1x_proc_t *op,
+                                                     mca_bml_base_endpoint_t *ep)
+{
+    const ob1x_rdma_peer_t *v = __atomic_load_n(&op->rdma, __ATOMIC_ACQUIRE);
+
+    if (OPAL_LIKELY(NULL != v && v->ep == ep && v->n_rdma == ep->btl_rdma.arr_size &&
+                    v->n_send == ep->btl_send.arr_size)) {
+        return v;
+    }
+    return ob1x_rdma_peer_make(op, ep);
+}
+
+/* The view of the process a message came from (the receiver's side), or
+ * NULL when it has no BML endpoint. */
+const ob1x_rdma_peer_t *ob1x_rdma_peer_of(struct ompi_proc_t *proc);
+
+/* Frees the views of a peer whose state is dropped. */
+void ob1x_rdma_peer_free(struct ob1x_rdma_peer *v);
+
 /*
  * The BTLs to the peer that can move a message by RDMA (`flags`:
  * MCA_BTL_FLAGS_GET or _PUT), at most pml_ob1x_max_rdma_per_request;
  * without pml_ob1x_use_all_rdma only those that also carry its send/recv
- * traffic. Returns how many were written to out[] (bml_btl set only).
+ * traffic. Returns how many were written to out[] (bml_btl and id set).
  */
-int ob1x_rdma_btls(mca_bml_base_endpoint_t *ep, uint32_t flags, ob1x_rdma_btl_t *out);
+int ob1x_rdma_btls(const ob1x_rdma_peer_t *v, uint32_t flags, ob1x_rdma_btl_t *out);
 
-/* The first of them, or NULL: what the protocol selector looks at.
- * *flags: what it can do (MCA_BTL_FLAGS_GET and/or _PUT). */
-mca_bml_base_btl_t *ob1x_rdma_btl_first(mca_bml_base_endpoint_t *ep, uint32_t *flags);
+/* The first of them, or NULL: what the protocol selector looks at. */
+static inline const ob1x_rdma_peer_btl_t *ob1x_rdma_btl_first(const ob1x_rdma_peer_t *v)
+{
+    return v->first >= 0 ? &v->b[v->first] : NULL;
+}
 
 /* Do b's published figures favour its copy path for `size` bytes
  * (common_ob1x_hints.h; false for a BTL that publishes none)? Counted. */
 bool ob1x_rdma_prefer_copy(mca_bml_base_btl_t *b, size_t size);
 
 /* This process's BTL to the peer named `id` by the other side, if it can
- * do `flags`. */
-mca_bml_base_btl_t *ob1x_rdma_btl_by_id(mca_bml_base_endpoint_t *ep, uint32_t id,
-                                        uint32_t flags);
+ * do `flags`, or NULL. */
+const ob1x_rdma_peer_btl_t *ob1x_rdma_btl_by_id(const ob1x_rdma_peer_t *v, uint32_t id,
+                                                uint32_t flags);
 
 /* Splits [offset, offset + length) over btls[0..n) in shares of their
  * bandwidth (btl_bandwidth), each a multiple of `align` except the last. */
@@ -94,6 +149,7 @@ typedef struct ob1x_rdma_op {
     void *req;  /* the request it serves */
     void *proc; /* the peer (struct ompi_proc_t *) */
     mca_bml_base_btl_t *bml_btl;
+    uint32_t btl_id; /* ob1x_btl_id of bml_btl's BTL (a get's, for its FIN) */
     unsigned char *local;
     uint64_t remote;
     mca_btl_base_registration_handle_t *local_handle;

@@ -319,11 +319,12 @@ static inline bool local_needs_none(const ob1x_reg_cache_t *c, uint32_t access)
 
 /* A direct registration, the handle only (ob1x_reg_acquire_bare; reg_direct
  * keeps it in a record). */
-static int reg_bare(ob1x_reg_cache_t *c, mca_bml_base_btl_t *bml_btl, void *base, size_t size,
-                    uint32_t access, mca_btl_base_registration_handle_t **handle)
+int ob1x_reg_bare(mca_bml_base_btl_t *bml_btl, void *base, size_t size, uint32_t access,
+                  mca_btl_base_registration_handle_t **handle)
 {
-    *handle = c->btl->btl_register_mem(c->btl, bml_btl->btl_endpoint, base, size > 0 ? size : 1,
-                                       access);
+    mca_btl_base_module_t *btl = bml_btl->btl;
+
+    *handle = btl->btl_register_mem(btl, bml_btl->btl_endpoint, base, size > 0 ? size : 1, access);
     if (OPAL_UNLIKELY(NULL == *handle)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -343,7 +344,7 @@ static int reg_direct(ob1x_reg_cache_t *c, mca_bml_base_btl_t *bml_btl, void *ba
     }
     r->super.rcache = NULL; /* marks a direct registration for release */
     r->btl = c->btl;
-    if (OPAL_UNLIKELY(OMPI_SUCCESS != reg_bare(c, bml_btl, base, size, access, &r->handle))) {
+    if (OPAL_UNLIKELY(OMPI_SUCCESS != ob1x_reg_bare(bml_btl, base, size, access, &r->handle))) {
         opal_free_list_return(&ob1x_reg_state.direct_regs, &r->super.super);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -380,7 +381,7 @@ static int reg_acquire(mca_bml_base_btl_t *bml_btl, void *base, size_t size, uin
     if (c->direct) {
         if (NULL != bare) {
             *bare = true;
-            return reg_bare(c, bml_btl, base, size, access, handle);
+            return ob1x_reg_bare(bml_btl, base, size, access, handle);
         }
         return reg_direct(c, bml_btl, base, size, access, reg, handle);
     }
@@ -402,6 +403,21 @@ static int reg_acquire(mca_bml_base_btl_t *bml_btl, void *base, size_t size, uin
         ob1x_count_event(OB1X_EV_REG_REUSED);
     }
     return OMPI_SUCCESS;
+}
+
+unsigned ob1x_reg_kind(mca_btl_base_module_t *btl)
+{
+    ob1x_reg_cache_t *c;
+
+    if (NULL == btl->btl_register_mem) {
+        return OB1X_REG_KIND_NONE;
+    }
+    if ((!ob1x_reg_state.inited && OMPI_SUCCESS != ob1x_reg_init()) ||
+        NULL == (c = reg_cache_get(btl)) || NULL == c->rcache) {
+        return 0; /* ob1x_reg_acquire refuses: as it says */
+    }
+    return (c->direct ? OB1X_REG_KIND_DIRECT : 0u) |
+           (c->local_free ? OB1X_REG_KIND_LOCAL_FREE : 0u);
 }
 
 int ob1x_reg_acquire(mca_bml_base_btl_t *bml_btl, void *base, size_t size, uint32_t access,

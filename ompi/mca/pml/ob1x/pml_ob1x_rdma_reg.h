@@ -50,6 +50,19 @@ int ob1x_reg_acquire_bare(mca_bml_base_btl_t *bml_btl, void *base, size_t size, 
                           bool *bare);
 void ob1x_reg_release_bare(mca_btl_base_module_t *btl, mca_btl_base_registration_handle_t *handle);
 
+/* How a BTL module's memory is registered, for a caller that keeps it per
+ * BTL (the RDMA view of a peer) and skips the lookups of ob1x_reg_acquire:
+ * 0 (through its cache: ob1x_reg_acquire), or some of */
+#define OB1X_REG_KIND_NONE 1u       /* no btl_register_mem: no handle ever */
+#define OB1X_REG_KIND_DIRECT 2u     /* free registration: ob1x_reg_bare per message */
+#define OB1X_REG_KIND_LOCAL_FREE 4u /* the local side of a put or get needs none */
+unsigned ob1x_reg_kind(mca_btl_base_module_t *btl);
+
+/* A direct registration (OB1X_REG_KIND_DIRECT), given back with
+ * ob1x_reg_release_bare. */
+int ob1x_reg_bare(mca_bml_base_btl_t *bml_btl, void *base, size_t size, uint32_t access,
+                  mca_btl_base_registration_handle_t **handle);
+
 /*
  * Whether registrations are kept after their message now (per call):
  * mpi_leave_pinned (or _pipeline) on and the memory hooks in place. Its

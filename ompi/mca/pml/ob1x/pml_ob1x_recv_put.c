@@ -119,7 +119,7 @@ static bool offer_one(ob1x_recv_request_t *req, bool pin)
     memset(&put, 0, OB1X_HDR_PUT_LEN(0));
     ob1x_hdr_common_init(&put.common, OB1X_HDR_PUT, 0);
     put.put.handle_size = (uint16_t) hs;
-    put.put.btl_id = ob1x_btl_id(req->rdma[i].bml_btl->btl);
+    put.put.btl_id = req->rdma[i].id;
     put.put.src_req = req->src_req;
     put.put.dst_req = (uint64_t) (uintptr_t) req;
     put.put.piece = (uint64_t) slot;
@@ -176,7 +176,7 @@ bool ob1x_recv_request_offer_puts(ob1x_recv_request_t *req, const ob1x_hdr_rndv_
 {
     bool pin = 0 != (hdr->match.common.flags & OB1X_HDR_FLAG_PIN);
     unsigned char *base = ob1x_recv_request_contig_base(req);
-    mca_bml_base_endpoint_t *ep = mca_bml_base_get_endpoint(req->src);
+    const ob1x_rdma_peer_t *v = ob1x_rdma_peer_of(req->src);
     size_t total = req->msg_length, end;
     int n;
 
@@ -184,7 +184,7 @@ bool ob1x_recv_request_offer_puts(ob1x_recv_request_t *req, const ob1x_hdr_rndv_
         ob1x_count_event(OB1X_EV_FALLBACK_NONCONTIG);
         return false;
     }
-    n = NULL != ep ? ob1x_rdma_btls(ep, MCA_BTL_FLAGS_PUT, req->rdma) : 0;
+    n = NULL != v ? ob1x_rdma_btls(v, MCA_BTL_FLAGS_PUT, req->rdma) : 0;
     if (0 == n) {
         ob1x_count_event(OB1X_EV_FALLBACK_NO_BTL);
         return false;

@@ -56,7 +56,7 @@ static void rget_done(ob1x_rdma_op_t *op, int status)
         ob1x_recv_request_ack(req, offset, length, true);
         return;
     }
-    send_fin(req->src, req->src_req, offset, length, ob1x_btl_id(op->bml_btl->btl));
+    send_fin(req->src, req->src_req, offset, length, op->btl_id);
     ob1x_rdma_op_return(op);
     ob1x_recv_request_add_bytes(req, length);
 }
@@ -66,12 +66,12 @@ static void rget_done(ob1x_rdma_op_t *op, int status)
 static int rget_btls(ob1x_recv_request_t *req, const unsigned char *data, size_t len,
                      const ob1x_hdr_rdma_btl_t **handles, uint32_t nbtls, bool device)
 {
-    mca_bml_base_endpoint_t *ep = mca_bml_base_get_endpoint(req->src);
+    const ob1x_rdma_peer_t *v = ob1x_rdma_peer_of(req->src);
     int n = 0;
 
-    for (uint32_t i = 0; i < nbtls && NULL != ep; ++i) {
+    for (uint32_t i = 0; i < nbtls && NULL != v; ++i) {
         const ob1x_hdr_rdma_btl_t *e = (const ob1x_hdr_rdma_btl_t *) data;
-        mca_bml_base_btl_t *b;
+        const ob1x_rdma_peer_btl_t *b;
 
         if (len < offsetof(ob1x_hdr_rdma_btl_t, handle) || e->handle_size > OB1X_MAX_HANDLE ||
             len < OB1X_HDR_RDMA_BTL_LEN(e->handle_size)) {
@@ -79,14 +79,16 @@ static int rget_btls(ob1x_recv_request_t *req, const unsigned char *data, size_t
         }
         data += OB1X_HDR_RDMA_BTL_LEN(e->handle_size);
         len -= OB1X_HDR_RDMA_BTL_LEN(e->handle_size);
-        b = ob1x_rdma_btl_by_id(ep, e->btl_id, MCA_BTL_FLAGS_GET);
+        b = ob1x_rdma_btl_by_id(v, e->btl_id, MCA_BTL_FLAGS_GET);
         if (NULL == b || n == mca_pml_ob1x.params.max_rdma_per_request ||
-            (device && !(ob1x_btl_props(b->btl) & OB1X_BTL_PROP_DEVICE_GET) &&
+            (device && !(ob1x_btl_props(b->bml_btl->btl) & OB1X_BTL_PROP_DEVICE_GET) &&
              !mca_pml_ob1x.params.cuda_test_device_get)) {
             continue;
         }
         memset(&req->rdma[n], 0, sizeof(req->rdma[n]));
-        req->rdma[n].bml_btl = b;
+        req->rdma[n].bml_btl = b->bml_btl;
+        req->rdma[n].id = e->btl_id;
+        req->rdma[n].reg_kind = b->reg_kind;
         handles[n++] = e;
     }
     return n;
@@ -115,6 +117,7 @@ static void rget_share(ob1x_recv_request_t *req, struct ompi_proc_t *src, unsign
         op->req = req;
         op->proc = src;
         op->bml_btl = b.bml_btl;
+        op->btl_id = b.id;
         op->offset = b.offset + done;
         op->length = len;
         op->local = base + op->offset;

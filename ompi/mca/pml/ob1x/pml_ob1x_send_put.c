@@ -39,7 +39,8 @@ static unsigned char *send_base(ob1x_send_request_t *req)
 
 int ob1x_send_start_rput(ob1x_send_request_t *req, mca_bml_base_btl_t *bml_btl)
 {
-    int n = ob1x_rdma_btls(req->endpoint, MCA_BTL_FLAGS_PUT, req->rdma), rc;
+    const ob1x_rdma_peer_t *v = ob1x_rdma_peer(req->oproc, req->endpoint);
+    int n = ob1x_rdma_btls(v, MCA_BTL_FLAGS_PUT, req->rdma), rc;
 
     for (int i = 0; i < n; ++i) {
         req->rdma[i].offset = 0;
@@ -123,8 +124,10 @@ static bool held_handle(ob1x_send_request_t *req, mca_bml_base_btl_t *b,
 void ob1x_send_request_put(ob1x_send_request_t *req, const ob1x_hdr_put_t *put)
 {
     ob1x_rdma_op_t *op = ob1x_rdma_op_alloc();
-    mca_bml_base_btl_t *b =
-        ob1x_rdma_btl_by_id(req->endpoint, put->btl_id, MCA_BTL_FLAGS_PUT);
+    const ob1x_rdma_peer_btl_t *e =
+        ob1x_rdma_btl_by_id(ob1x_rdma_peer(req->oproc, req->endpoint), put->btl_id,
+                            MCA_BTL_FLAGS_PUT);
+    mca_bml_base_btl_t *b = NULL != e ? e->bml_btl : NULL;
 
     op->kind = OB1X_RDMA_PUT;
     op->done = put_done;

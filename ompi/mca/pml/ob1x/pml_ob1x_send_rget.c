@@ -65,7 +65,7 @@ static void rget_fill(ob1x_send_request_t *req, ob1x_hdr_rget_t *hdr, unsigned c
     for (int i = 0; i < n; ++i) {
         ob1x_hdr_rdma_btl_t *e = (ob1x_hdr_rdma_btl_t *) p;
         size_t hs = rget_hs(req, i);
-        e->btl_id = ob1x_btl_id(req->rdma[i].bml_btl->btl);
+        e->btl_id = req->rdma[i].id;
         e->handle_size = (uint16_t) hs;
         e->pad = 0;
         memset(e->handle, 0, ((hs + 7) & ~(size_t) 7));
@@ -87,10 +87,11 @@ static int rget_register(ob1x_send_request_t *req, unsigned char *base)
         memset(&req->rdma[0], 0, sizeof(req->rdma[0]));
         req->rdma[0].bml_btl = req->cuda_btl;
         req->rdma[0].handle = req->cuda_reg;
+        req->rdma[0].id = ob1x_btl_id(req->cuda_btl->btl);
         req->rdma[0].length = req->base.req_bytes_packed;
         return 1;
     }
-    n = ob1x_rdma_btls(req->endpoint, MCA_BTL_FLAGS_GET, req->rdma);
+    n = ob1x_rdma_btls(ob1x_rdma_peer(req->oproc, req->endpoint), MCA_BTL_FLAGS_GET, req->rdma);
 
     for (int i = 0; i < n; ++i) {
         if (req->rdma[i].bml_btl->btl->btl_registration_handle_size <= OB1X_MAX_HANDLE) {

@@ -306,25 +306,24 @@ ob1x_proto_in_init(ob1x_proto_in_t *in, const mca_btl_base_module_t *btl, size_t
  * the eager size (the only ones that read it). */
 static inline void ob1x_proto_in_rdma(ob1x_proto_in_t *in, ob1x_send_request_t *req)
 {
-    mca_bml_base_btl_t *r = NULL;
-    uint32_t can = 0;
+    const ob1x_rdma_peer_btl_t *r = NULL;
 
     in->contiguous = !opal_convertor_need_buffers(&req->base.req_base.req_convertor);
     in->get = in->put = in->leave_pinned = in->prefer_copy = false;
     in->min_rdma_pipeline = 0;
     if (in->contiguous && !in->buffered) {
-        r = ob1x_rdma_btl_first(req->endpoint, &can);
+        r = ob1x_rdma_btl_first(ob1x_rdma_peer(req->oproc, req->endpoint));
     }
     in->rdma = NULL != r;
     if (NULL == r) {
         return;
     }
-    in->get = 0 != (can & MCA_BTL_FLAGS_GET);
-    in->put = 0 != (can & MCA_BTL_FLAGS_PUT);
+    in->get = 0 != (r->can & MCA_BTL_FLAGS_GET);
+    in->put = 0 != (r->can & MCA_BTL_FLAGS_PUT);
     /* set by the user, or "auto" turned on by the registration cache */
     in->leave_pinned = 1 == opal_leave_pinned || ob1x_reg_leave_pinned();
-    in->min_rdma_pipeline = r->btl->btl_min_rdma_pipeline_size;
-    in->prefer_copy = ob1x_rdma_prefer_copy(r, in->size);
+    in->min_rdma_pipeline = r->bml_btl->btl->btl_min_rdma_pipeline_size;
+    in->prefer_copy = ob1x_rdma_prefer_copy(r->bml_btl, in->size);
 }
 
 /* A message whose bytes may be read only in order, through the convertor

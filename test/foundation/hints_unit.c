@@ -7,7 +7,9 @@
  * function, deregistering frees the slot, a full table refuses, NULL
  * arguments; lookups from several threads while another thread registers
  * and deregisters other modules always find a registered module's
- * function; and ob1x_hints_prefer_copy on each branch of its rule.
+ * function; a module's properties and device handle size (0 until set,
+ * set only for a registered module, cleared when its slot is reused); and
+ * ob1x_hints_prefer_copy on each branch of its rule.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -72,6 +74,32 @@ static int registry(void)
     for (int i = 0; i <= OB1X_HINTS_SLOTS; ++i) {
         CHECK(NULL == ob1x_btl_hints_find(MOD(i)), "module %d left registered", i);
     }
+    return 0;
+}
+
+/* Properties and the device handle size of a registered module. */
+static int properties(void)
+{
+    CHECK(0 != ob1x_btl_props_set(MOD(0), OB1X_BTL_PROP_REG_FREE), "unknown module took props");
+    CHECK(0 != ob1x_btl_device_handle_size_set(MOD(0), 112), "unknown module took a size");
+    CHECK(0 == ob1x_btl_device_handle_size(MOD(0)) && 0 == ob1x_btl_props(MOD(0)),
+          "unknown module has values");
+    CHECK(0 == ob1x_btl_device_handle_size(NULL) && 0 == ob1x_btl_props(NULL), "NULL has values");
+    CHECK(0 == ob1x_btl_hints_register(MOD(0), fn_a), "register failed");
+    CHECK(0 == ob1x_btl_device_handle_size(MOD(0)), "size before it was set");
+    CHECK(0 == ob1x_btl_props_set(MOD(0), OB1X_BTL_PROP_REG_FREE | OB1X_BTL_PROP_LOCAL_FREE),
+          "props refused");
+    CHECK(0 == ob1x_btl_device_handle_size_set(MOD(0), 112), "size refused");
+    CHECK(112 == ob1x_btl_device_handle_size(MOD(0)), "size not kept");
+    CHECK((OB1X_BTL_PROP_REG_FREE | OB1X_BTL_PROP_LOCAL_FREE) == ob1x_btl_props(MOD(0)),
+          "props not kept");
+    CHECK(0 == ob1x_btl_device_handle_size(MOD(1)), "another module has the size");
+    ob1x_btl_hints_deregister(MOD(0));
+    CHECK(0 == ob1x_btl_device_handle_size(MOD(0)), "size kept after deregistering");
+    CHECK(0 == ob1x_btl_hints_register(MOD(1), fn_a), "register failed");
+    CHECK(0 == ob1x_btl_device_handle_size(MOD(1)) && 0 == ob1x_btl_props(MOD(1)),
+          "a reused slot kept the values of the module before");
+    ob1x_btl_hints_deregister(MOD(1));
     return 0;
 }
 
@@ -145,7 +173,7 @@ static int rule(void)
 
 int main(void)
 {
-    if (0 != registry() || 0 != threads() || 0 != rule()) {
+    if (0 != registry() || 0 != properties() || 0 != threads() || 0 != rule()) {
         return 1;
     }
     printf("PASS: %s\n", PROG);

@@ -241,7 +241,7 @@ device_rget_reg(const void *buf, size_t count, struct ompi_datatype_t *dtype,
         return NULL;
     }
     if (NULL == b->btl->btl_register_mem ||
-        b->btl->btl_registration_handle_size > OB1X_MAX_HANDLE) {
+        ob1x_handle_size(b->btl, true) > OB1X_MAX_HANDLE) {
         return NULL;
     }
     /* Directly, never through a registration cache: a device buffer's

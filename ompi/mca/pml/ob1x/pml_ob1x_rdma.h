@@ -19,6 +19,8 @@
 #include "opal/mca/btl/btl.h"
 #include "ompi/mca/bml/bml.h"
 
+#include "common_ob1x_hints.h"
+
 #include "pml_ob1x_comm.h"
 #include "pml_ob1x_hdr.h"
 #include "pml_ob1x_rdma_reg.h"
@@ -50,6 +52,19 @@ uint32_t ob1x_btl_id(const mca_btl_base_module_t *btl);
 void ob1x_btl_count(const mca_btl_base_module_t *btl, size_t bytes);
 /* The same for the BTL named `id` (a FIN reports the peer's get). */
 void ob1x_btl_count_id(uint32_t id, size_t bytes);
+
+/* Bytes of btl's registration handle to ship to the peer: a device handle
+ * may be larger than btl_registration_handle_size (common_ob1x_hints.h). */
+static inline size_t ob1x_handle_size(const mca_btl_base_module_t *btl, bool device)
+{
+    size_t hs = btl->btl_registration_handle_size;
+
+    if (device) {
+        size_t d = ob1x_btl_device_handle_size(btl);
+        hs = d > hs ? d : hs;
+    }
+    return hs;
+}
 
 /* ------------------------------------------------------------ peer view */
 

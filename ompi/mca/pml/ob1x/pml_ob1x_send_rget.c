@@ -19,11 +19,19 @@
 #include "pml_ob1x.h"
 #include "pml_ob1x_sendreq.h"
 
+/* A device RGET: the buffer is device memory, registered for a BTL that
+ * reads it (pml_ob1x_cuda.c), and not staged (yet). */
+static inline bool rget_device(const ob1x_send_request_t *req)
+{
+    return NULL != req->cuda_reg && NULL == req->cuda_stage;
+}
+
 /* Handle bytes of BTL i (none for a BTL that needs no registration). */
 static size_t rget_hs(const ob1x_send_request_t *req, int i)
 {
-    return NULL != req->rdma[i].handle ? req->rdma[i].bml_btl->btl->btl_registration_handle_size
-                                       : 0;
+    return NULL != req->rdma[i].handle
+               ? ob1x_handle_size(req->rdma[i].bml_btl->btl, rget_device(req))
+               : 0;
 }
 
 /* Bytes of the RGET with n BTLs, as many as fit the BTL's eager limit. */
@@ -41,13 +49,6 @@ static size_t rget_len(const ob1x_send_request_t *req, int *n, size_t limit)
     }
     *n = i;
     return len;
-}
-
-/* A device RGET: the buffer is device memory, registered for a BTL that
- * reads it (pml_ob1x_cuda.c), and not staged (yet). */
-static inline bool rget_device(const ob1x_send_request_t *req)
-{
-    return NULL != req->cuda_reg && NULL == req->cuda_stage;
 }
 
 static void rget_fill(ob1x_send_request_t *req, ob1x_hdr_rget_t *hdr, unsigned char *base, int n)

@@ -22,6 +22,7 @@
 #ifndef MCA_BTL_SMCUDA_H
 #define MCA_BTL_SMCUDA_H
 
+#include <stddef.h>
 #include "opal_config.h"
 
 #include <stdbool.h>
@@ -139,6 +140,19 @@ struct mca_btl_base_registration_handle_t {
     unsigned char ipc[64]; /* the allocation's CUipcMemHandle */
 #endif
 };
+
+/* The bytes of a handle that name host memory: btl_registration_handle_size,
+ * what upper layers ship to the peer with each RDMA message. A device
+ * handle is the whole structure; only an upper layer that registers device
+ * memory ships one, and the module publishes its size for it
+ * (ob1x_btl_device_handle_size, btl_smcuda_path.c). Without this split every
+ * host RGET would carry the 88 bytes of an unused IPC description: 1-2% of
+ * a 64 KiB ping-pong. */
+#if SMCUDA_HAVE_CUDA
+#define SMCUDA_HOST_HANDLE_SIZE offsetof(struct mca_btl_base_registration_handle_t, alloc_base)
+#else
+#define SMCUDA_HOST_HANDLE_SIZE sizeof(struct mca_btl_base_registration_handle_t)
+#endif
 
 /* ------------------------------------------------------------------ */
 /* endpoint: one per local peer                                        */

@@ -388,7 +388,7 @@ static void set_module_defaults(mca_btl_base_module_t *b)
     b->btl_put_limit = SIZE_MAX;
     b->btl_get_alignment = 0;
     b->btl_put_alignment = 0;
-    b->btl_registration_handle_size = sizeof(mca_btl_base_registration_handle_t);
+    b->btl_registration_handle_size = SMCUDA_HOST_HANDLE_SIZE;
 }
 
 static int smcuda_register(void)

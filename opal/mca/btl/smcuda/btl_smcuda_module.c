@@ -271,7 +271,7 @@ void mca_btl_smcuda_module_set_ops(mca_btl_base_module_t *b)
     b->btl_atomic_op = mca_btl_smcuda_atomic_op;
     b->btl_atomic_fop = mca_btl_smcuda_atomic_fop;
     b->btl_atomic_cswap = mca_btl_smcuda_atomic_cswap;
-    b->btl_registration_handle_size = sizeof(mca_btl_base_registration_handle_t);
+    b->btl_registration_handle_size = SMCUDA_HOST_HANDLE_SIZE;
 }
 
 int mca_btl_smcuda_module_init(mca_btl_smcuda_module_t *m)

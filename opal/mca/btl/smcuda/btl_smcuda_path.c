@@ -319,6 +319,11 @@ int mca_btl_smcuda_hints_register(mca_btl_smcuda_module_t *m)
      * btl_{get,put}_local_registration_threshold: with those raised, stock
      * osc/rdma 4.1 over smcuda dies of a call through a NULL pointer
      * (btl.smcuda.osc*). */
+    if (SMCUDA_HOST_HANDLE_SIZE < sizeof(mca_btl_base_registration_handle_t) &&
+        0 != ob1x_btl_device_handle_size_set(&m->super,
+                                             sizeof(mca_btl_base_registration_handle_t))) {
+        return -1;
+    }
     return ob1x_btl_props_set(&m->super,
                               OB1X_BTL_PROP_REG_FREE | OB1X_BTL_PROP_LOCAL_FREE |
                                   (NULL != m->super.btl_get ? mca_btl_smcuda_cuda_props() : 0));

@@ -27,6 +27,7 @@ typedef struct {
     const struct mca_btl_base_module_t *btl; /* NULL: free */
     ob1x_btl_hints_fn_t fn;
     unsigned props; /* OB1X_BTL_PROP_* */
+    size_t device_handle_size;
 } hints_slot_t;
 
 static hints_slot_t slots[OB1X_HINTS_SLOTS];
@@ -67,6 +68,7 @@ int ob1x_btl_hints_register(struct mca_btl_base_module_t *btl, ob1x_btl_hints_fn
 
         __atomic_store_n(&s->fn, fn, __ATOMIC_RELAXED);
         __atomic_store_n(&s->props, 0u, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->device_handle_size, (size_t) 0, __ATOMIC_RELAXED);
         __atomic_store_n(&s->btl, btl, __ATOMIC_RELEASE);
         if (index >= slots_high) {
             /* after the slot: a reader that sees the new bound sees it */
@@ -129,4 +131,29 @@ unsigned ob1x_btl_props(const struct mca_btl_base_module_t *btl)
     hints_slot_t *s = NULL == btl ? NULL : slot_of(btl);
 
     return NULL != s ? __atomic_load_n(&s->props, __ATOMIC_ACQUIRE) : 0u;
+}
+
+int ob1x_btl_device_handle_size_set(struct mca_btl_base_module_t *btl, size_t size)
+{
+    hints_slot_t *s;
+    int rc = -1;
+
+    if (NULL == btl) {
+        return -1;
+    }
+    pthread_mutex_lock(&slots_lock);
+    s = slot_of(btl);
+    if (NULL != s) {
+        __atomic_store_n(&s->device_handle_size, size, __ATOMIC_RELEASE);
+        rc = 0;
+    }
+    pthread_mutex_unlock(&slots_lock);
+    return rc;
+}
+
+size_t ob1x_btl_device_handle_size(const struct mca_btl_base_module_t *btl)
+{
+    hints_slot_t *s = NULL == btl ? NULL : slot_of(btl);
+
+    return NULL != s ? __atomic_load_n(&s->device_handle_size, __ATOMIC_ACQUIRE) : 0;
 }

@@ -86,6 +86,17 @@ int ob1x_btl_props_set(struct mca_btl_base_module_t *btl, unsigned props);
 /* 0 for a module that published nothing. */
 unsigned ob1x_btl_props(const struct mca_btl_base_module_t *btl);
 
+/* The bytes of a handle registered with OB1X_BTL_REG_FLAG_DEVICE that the
+ * peer needs, where that is more than btl_registration_handle_size: a
+ * module may size its handles for host memory, what every upper layer
+ * ships, and publish here the larger size of its device handles, which
+ * only an upper layer that registers device memory ships (-1 when the
+ * module is not registered). */
+int ob1x_btl_device_handle_size_set(struct mca_btl_base_module_t *btl, size_t size);
+/* 0 for a module that published none (its device handles, if any, are
+ * btl_registration_handle_size bytes). */
+size_t ob1x_btl_device_handle_size(const struct mca_btl_base_module_t *btl);
+
 /*
  * The rule (used by pml/ob1x's protocol selector; docs/ob1x.md): does the
  * copy path beat single copy for a message of `size` bytes, given the

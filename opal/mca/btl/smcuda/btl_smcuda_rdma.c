@@ -173,6 +173,25 @@ void mca_btl_smcuda_copy_req(mca_btl_smcuda_module_t *m, const void *msg, size_t
     }
 }
 
+/* The chunk size of a shared get of `size` bytes. 16 chunks: enough to
+ * balance two cores, few enough that the system call and hand-off per
+ * chunk stay small next to its copy; but chunks of about
+ * SMCUDA_SPLIT_GOOD_CHUNK at least: a 256-512 KiB get cut in 16 spent more
+ * on its 16 calls than the second core saved (ping-pong 22-25 us at 256
+ * KiB, 14 unshared). And an even number of them: the two cores claim
+ * chunks as they go, so with three equal chunks one core copies two while
+ * the other waits (768 KiB: one third longer than two halves). */
+static uint64_t split_chunk(size_t size)
+{
+    uint64_t chunk = SMCUDA_ALIGN(size / 16, 4096);
+
+    if (chunk < SMCUDA_SPLIT_GOOD_CHUNK) {
+        size_t pairs = (size + 2 * SMCUDA_SPLIT_GOOD_CHUNK - 1) / (2 * SMCUDA_SPLIT_GOOD_CHUNK);
+        chunk = SMCUDA_ALIGN((size + 2 * pairs - 1) / (2 * pairs), 4096);
+    }
+    return chunk < SMCUDA_SPLIT_MIN_CHUNK ? SMCUDA_SPLIT_MIN_CHUNK : chunk;
+}
+
 /* Posts a shared job and works on it; false when no slot or ring room. */
 static bool get_shared(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, void *local,
                        uint64_t remote, size_t size, smcuda_job_state_t *st)
@@ -190,19 +209,7 @@ static bool get_shared(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, 
     slot = __builtin_ctz(~m->jobs_busy);
     job = &m->jobs[slot];
     gen = ++m->job_gen[slot];
-    /* 16 chunks: enough to balance two cores, few enough that the system
-     * call and hand-off per chunk stay small next to its copy; but chunks
-     * of at least SMCUDA_SPLIT_GOOD_CHUNK (two halves below twice that):
-     * a 256-512 KiB get cut in 16 spent more on its 16 calls than the
-     * second core saved (ping-pong 22-25 us at 256 KiB, 14 unshared) */
-    chunk = SMCUDA_ALIGN(size / 16, 4096);
-    if (chunk < SMCUDA_SPLIT_GOOD_CHUNK) {
-        size_t half = SMCUDA_ALIGN((size + 1) / 2, 4096);
-        chunk = half < SMCUDA_SPLIT_GOOD_CHUNK ? half : SMCUDA_SPLIT_GOOD_CHUNK;
-    }
-    if (chunk < SMCUDA_SPLIT_MIN_CHUNK) {
-        chunk = SMCUDA_SPLIT_MIN_CHUNK;
-    }
+    chunk = split_chunk(size);
     job->src = remote;
     job->dst = (uint64_t) (uintptr_t) local;
     job->len = size;

@@ -177,6 +177,7 @@ const ob1x_rdma_peer_t *ob1x_rdma_peer_make(ob1x_proc_t *op, mca_bml_base_endpoi
         e->id = ob1x_btl_id(e->bml_btl->btl);
         e->can = rdma_can(e->bml_btl);
         e->reg_kind = ob1x_reg_kind(e->bml_btl->btl);
+        e->hints = ob1x_btl_hints_find(e->bml_btl->btl);
         e->ours = 0 != e->can &&
                   (mca_pml_ob1x.params.use_all_rdma ||
                    NULL != mca_bml_base_btl_array_find(&ep->btl_send, e->bml_btl->btl));
@@ -191,17 +192,6 @@ const ob1x_rdma_peer_t *ob1x_rdma_peer_make(ob1x_proc_t *op, mca_bml_base_endpoi
     __atomic_store_n(&op->rdma, v, __ATOMIC_RELEASE);
     OPAL_THREAD_UNLOCK(&peer_lock);
     return v;
-}
-
-const ob1x_rdma_peer_t *ob1x_rdma_peer_of(struct ompi_proc_t *proc)
-{
-    mca_bml_base_endpoint_t *ep = mca_bml_base_get_endpoint(proc);
-    ob1x_proc_t *op;
-
-    if (NULL == ep || NULL == (op = ob1x_proc_lookup(proc))) {
-        return NULL;
-    }
-    return ob1x_rdma_peer(op, ep);
 }
 
 void ob1x_rdma_peer_free(ob1x_rdma_peer_t *v)
@@ -269,12 +259,11 @@ void ob1x_rdma_shares(ob1x_rdma_btl_t *btls_, int n, size_t offset, size_t lengt
     }
 }
 
-bool ob1x_rdma_prefer_copy(mca_bml_base_btl_t *b, size_t size)
+bool ob1x_rdma_prefer_copy(const ob1x_rdma_peer_btl_t *b, size_t size)
 {
-    ob1x_btl_hints_fn_t fn = ob1x_btl_hints_find(b->btl);
     ob1x_btl_hints_t h;
 
-    if (NULL == fn || !fn(b->btl, b->btl_endpoint, size, &h)) {
+    if (NULL == b->hints || !b->hints(b->bml_btl->btl, b->bml_btl->btl_endpoint, size, &h)) {
         return false;
     }
     if (ob1x_hints_prefer_copy(&h, size, mca_pml_ob1x.rdma_live > 0)) {

@@ -78,6 +78,7 @@ typedef struct ob1x_rdma_peer_btl {
     uint32_t id;  /* ob1x_btl_id: how the peer names it */
     uint32_t can; /* MCA_BTL_FLAGS_GET and/or _PUT: the flag and the function */
     unsigned reg_kind; /* ob1x_reg_kind */
+    ob1x_btl_hints_fn_t hints; /* what it publishes (common_ob1x_hints.h), or NULL */
     bool ours;    /* our protocols may start RDMA on it (pml_ob1x_use_all_rdma,
                    * or it carries send/recv traffic to the peer too) */
 } ob1x_rdma_peer_btl_t;
@@ -109,9 +110,14 @@ static inline const ob1x_rdma_peer_t *ob1x_rdma_peer(ob1x_proc_t *op,
     return ob1x_rdma_peer_make(op, ep);
 }
 
-/* The view of the process a message came from (the receiver's side), or
- * NULL when it has no BML endpoint. */
-const ob1x_rdma_peer_t *ob1x_rdma_peer_of(struct ompi_proc_t *proc);
+/* The view of rank `rank` of comm's remote group (the receiver's side: the
+ * sender of a matched message), or NULL when it cannot be reached. */
+static inline const ob1x_rdma_peer_t *ob1x_rdma_peer_of(struct ompi_communicator_t *comm, int rank)
+{
+    ob1x_comm_peer_t *peer = ob1x_peer(comm, rank);
+
+    return NULL != peer->endpoint ? ob1x_rdma_peer(peer->oproc, peer->endpoint) : NULL;
+}
 
 /* Frees the views of a peer whose state is dropped. */
 void ob1x_rdma_peer_free(struct ob1x_rdma_peer *v);
@@ -132,7 +138,7 @@ static inline const ob1x_rdma_peer_btl_t *ob1x_rdma_btl_first(const ob1x_rdma_pe
 
 /* Do b's published figures favour its copy path for `size` bytes
  * (common_ob1x_hints.h; false for a BTL that publishes none)? Counted. */
-bool ob1x_rdma_prefer_copy(mca_bml_base_btl_t *b, size_t size);
+bool ob1x_rdma_prefer_copy(const ob1x_rdma_peer_btl_t *b, size_t size);
 
 /* This process's BTL to the peer named `id` by the other side, if it can
  * do `flags`, or NULL. */

@@ -176,7 +176,8 @@ bool ob1x_recv_request_offer_puts(ob1x_recv_request_t *req, const ob1x_hdr_rndv_
 {
     bool pin = 0 != (hdr->match.common.flags & OB1X_HDR_FLAG_PIN);
     unsigned char *base = ob1x_recv_request_contig_base(req);
-    const ob1x_rdma_peer_t *v = ob1x_rdma_peer_of(req->src);
+    const ob1x_rdma_peer_t *v = ob1x_rdma_peer_of(req->base.req_base.req_comm,
+                                                  req->base.req_base.req_ompi.req_status.MPI_SOURCE);
     size_t total = req->msg_length, end;
     int n;
 

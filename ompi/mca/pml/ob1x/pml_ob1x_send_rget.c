@@ -69,10 +69,10 @@ static void rget_fill(ob1x_send_request_t *req, ob1x_hdr_rget_t *hdr, unsigned c
         e->btl_id = req->rdma[i].id;
         e->handle_size = (uint16_t) hs;
         e->pad = 0;
-        memset(e->handle, 0, ((hs + 7) & ~(size_t) 7));
         if (hs > 0) {
             memcpy(e->handle, req->rdma[i].handle, hs);
         }
+        memset(e->handle + hs, 0, ((hs + 7) & ~(size_t) 7) - hs); /* the alignment padding */
         p += OB1X_HDR_RDMA_BTL_LEN(hs);
     }
 }

@@ -323,7 +323,7 @@ static inline void ob1x_proto_in_rdma(ob1x_proto_in_t *in, ob1x_send_request_t *
     /* set by the user, or "auto" turned on by the registration cache */
     in->leave_pinned = 1 == opal_leave_pinned || ob1x_reg_leave_pinned();
     in->min_rdma_pipeline = r->bml_btl->btl->btl_min_rdma_pipeline_size;
-    in->prefer_copy = ob1x_rdma_prefer_copy(r->bml_btl, in->size);
+    in->prefer_copy = ob1x_rdma_prefer_copy(r, in->size);
 }
 
 /* A message whose bytes may be read only in order, through the convertor

@@ -108,22 +108,32 @@ ob1x_btl_hints_fn_t ob1x_btl_hints_find(const struct mca_btl_base_module_t *btl)
     return NULL != s ? __atomic_load_n(&s->fn, __ATOMIC_ACQUIRE) : NULL;
 }
 
-int ob1x_btl_props_set(struct mca_btl_base_module_t *btl, unsigned props)
+/* The slot of a registered btl, with the lock held (NULL, and the lock
+ * not held, when btl has none): for the setters of its values. */
+static hints_slot_t *slot_lock(const struct mca_btl_base_module_t *btl)
 {
     hints_slot_t *s;
-    int rc = -1;
 
     if (NULL == btl) {
-        return -1;
+        return NULL;
     }
     pthread_mutex_lock(&slots_lock);
-    s = slot_of(btl);
-    if (NULL != s) {
-        __atomic_store_n(&s->props, props, __ATOMIC_RELEASE);
-        rc = 0;
+    if (NULL == (s = slot_of(btl))) {
+        pthread_mutex_unlock(&slots_lock);
     }
+    return s;
+}
+
+int ob1x_btl_props_set(struct mca_btl_base_module_t *btl, unsigned props)
+{
+    hints_slot_t *s = slot_lock(btl);
+
+    if (NULL == s) {
+        return -1;
+    }
+    __atomic_store_n(&s->props, props, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&slots_lock);
-    return rc;
+    return 0;
 }
 
 unsigned ob1x_btl_props(const struct mca_btl_base_module_t *btl)
@@ -135,20 +145,14 @@ unsigned ob1x_btl_props(const struct mca_btl_base_module_t *btl)
 
 int ob1x_btl_device_handle_size_set(struct mca_btl_base_module_t *btl, size_t size)
 {
-    hints_slot_t *s;
-    int rc = -1;
+    hints_slot_t *s = slot_lock(btl);
 
-    if (NULL == btl) {
+    if (NULL == s) {
         return -1;
     }
-    pthread_mutex_lock(&slots_lock);
-    s = slot_of(btl);
-    if (NULL != s) {
-        __atomic_store_n(&s->device_handle_size, size, __ATOMIC_RELEASE);
-        rc = 0;
-    }
+    __atomic_store_n(&s->device_handle_size, size, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&slots_lock);
-    return rc;
+    return 0;
 }
 
 size_t ob1x_btl_device_handle_size(const struct mca_btl_base_module_t *btl)

@@ -178,9 +178,9 @@ const ob1x_rdma_peer_t *ob1x_rdma_peer_make(ob1x_proc_t *op, mca_bml_base_endpoi
         e->can = rdma_can(e->bml_btl);
         e->reg_kind = ob1x_reg_kind(e->bml_btl->btl);
         e->hints = ob1x_btl_hints_find(e->bml_btl->btl);
-        e->ours = 0 != e->can &&
-                  (mca_pml_ob1x.params.use_all_rdma ||
-                   NULL != mca_bml_base_btl_array_find(&ep->btl_send, e->bml_btl->btl));
+        e->ours =
+            0 != e->can && (mca_pml_ob1x.params.use_all_rdma ||
+                            NULL != mca_bml_base_btl_array_find(&ep->btl_send, e->bml_btl->btl));
         if (e->ours && v->first < 0) {
             v->first = (int) (e - v->b);
         }

@@ -75,12 +75,12 @@ static inline size_t ob1x_handle_size(const mca_btl_base_module_t *btl, bool dev
 /* One BTL of the peer's BML endpoint (btl_rdma array). */
 typedef struct ob1x_rdma_peer_btl {
     mca_bml_base_btl_t *bml_btl;
-    uint32_t id;  /* ob1x_btl_id: how the peer names it */
-    uint32_t can; /* MCA_BTL_FLAGS_GET and/or _PUT: the flag and the function */
-    unsigned reg_kind; /* ob1x_reg_kind */
+    uint32_t id;               /* ob1x_btl_id: how the peer names it */
+    uint32_t can;              /* MCA_BTL_FLAGS_GET and/or _PUT: the flag and the function */
+    unsigned reg_kind;         /* ob1x_reg_kind */
     ob1x_btl_hints_fn_t hints; /* what it publishes (common_ob1x_hints.h), or NULL */
-    bool ours;    /* our protocols may start RDMA on it (pml_ob1x_use_all_rdma,
-                   * or it carries send/recv traffic to the peer too) */
+    bool ours;                 /* our protocols may start RDMA on it (pml_ob1x_use_all_rdma,
+                                * or it carries send/recv traffic to the peer too) */
 } ob1x_rdma_peer_btl_t;
 
 /* What the RDMA protocols need of a peer's BTLs, worked out once instead of
@@ -95,11 +95,12 @@ typedef struct ob1x_rdma_peer {
     ob1x_rdma_peer_btl_t b[OB1X_RDMA_PEER_MAX];
 } ob1x_rdma_peer_t;
 
+/* Makes the view of peer op anew and publishes it (ob1x_rdma_peer's slow
+ * path): at its first RDMA message, and after a BTL to it went away. */
 const ob1x_rdma_peer_t *ob1x_rdma_peer_make(ob1x_proc_t *op, mca_bml_base_endpoint_t *ep);
 
 /* The view of peer op (whose BML endpoint is ep): a few loads once made. */
-static inline const ob1x_rdma_peer_t *ob1x_rdma_peer(ob1x_proc_t *op,
-                                                     mca_bml_base_endpoint_t *ep)
+static inline const ob1x_rdma_peer_t *ob1x_rdma_peer(ob1x_proc_t *op, mca_bml_base_endpoint_t *ep)
 {
     const ob1x_rdma_peer_t *v = __atomic_load_n(&op->rdma, __ATOMIC_ACQUIRE);
 

@@ -107,10 +107,9 @@ static bool offer_one(ob1x_recv_request_t *req, bool pin)
         handle = req->rdma[i].handle;
     } else {
         slot = free_slot(req);
-        if (OMPI_SUCCESS != ob1x_reg_acquire(req->rdma[i].bml_btl,
-                                             req->rdma_base + req->put_cursor, len,
-                                             MCA_BTL_REG_FLAG_REMOTE_WRITE, &req->piece_reg[slot],
-                                             &handle)) {
+        if (OMPI_SUCCESS != ob1x_reg_acquire(req->rdma[i].bml_btl, req->rdma_base + req->put_cursor,
+                                             len, MCA_BTL_REG_FLAG_REMOTE_WRITE,
+                                             &req->piece_reg[slot], &handle)) {
             return false;
         }
         req->piece_busy[slot] = true;
@@ -144,8 +143,7 @@ static void offer_puts(ob1x_recv_request_t *req)
     bool pin = 0 == req->put_btls; /* direct put: shares in rdma[0..rdma_cnt) */
 
     OPAL_THREAD_LOCK(&req->lock);
-    while (req->put_cursor < req->put_end &&
-           (pin || req->puts_in_flight < OB1X_RECV_PUT_DEPTH)) {
+    while (req->put_cursor < req->put_end && (pin || req->puts_in_flight < OB1X_RECV_PUT_DEPTH)) {
         if (!offer_one(req, pin)) {
             ob1x_count_event(OB1X_EV_FALLBACK_REGISTRATION);
             give_up_rest(req);
@@ -176,8 +174,8 @@ bool ob1x_recv_request_offer_puts(ob1x_recv_request_t *req, const ob1x_hdr_rndv_
 {
     bool pin = 0 != (hdr->match.common.flags & OB1X_HDR_FLAG_PIN);
     unsigned char *base = ob1x_recv_request_contig_base(req);
-    const ob1x_rdma_peer_t *v = ob1x_rdma_peer_of(req->base.req_base.req_comm,
-                                                  req->base.req_base.req_ompi.req_status.MPI_SOURCE);
+    const ob1x_rdma_peer_t *v = ob1x_rdma_peer_of(
+        req->base.req_base.req_comm, req->base.req_base.req_ompi.req_status.MPI_SOURCE);
     size_t total = req->msg_length, end;
     int n;
 

@@ -66,8 +66,8 @@ static void rget_done(ob1x_rdma_op_t *op, int status)
 static int rget_btls(ob1x_recv_request_t *req, const unsigned char *data, size_t len,
                      const ob1x_hdr_rdma_btl_t **handles, uint32_t nbtls, bool device)
 {
-    const ob1x_rdma_peer_t *v = ob1x_rdma_peer_of(req->base.req_base.req_comm,
-                                                  req->base.req_base.req_ompi.req_status.MPI_SOURCE);
+    const ob1x_rdma_peer_t *v = ob1x_rdma_peer_of(
+        req->base.req_base.req_comm, req->base.req_base.req_ompi.req_status.MPI_SOURCE);
     int n = 0;
 
     for (uint32_t i = 0; i < nbtls && NULL != v; ++i) {

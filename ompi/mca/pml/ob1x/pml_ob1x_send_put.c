@@ -61,8 +61,7 @@ int ob1x_send_start_rdma_pipeline(ob1x_send_request_t *req, mca_bml_base_btl_t *
 {
     size_t first = req->oproc->congested ? 0 : ob1x_rndv_first_size(bml_btl->btl);
 
-    return ob1x_send_rndv_as(req, bml_btl, first, OB1X_HDR_FLAG_CONTIG,
-                             OB1X_PROTO_RDMA_PIPELINE);
+    return ob1x_send_rndv_as(req, bml_btl, first, OB1X_HDR_FLAG_CONTIG, OB1X_PROTO_RDMA_PIPELINE);
 }
 
 static void send_fin_put(const ob1x_rdma_op_t *op, bool failed)
@@ -124,9 +123,8 @@ static bool held_handle(ob1x_send_request_t *req, mca_bml_base_btl_t *b,
 void ob1x_send_request_put(ob1x_send_request_t *req, const ob1x_hdr_put_t *put)
 {
     ob1x_rdma_op_t *op = ob1x_rdma_op_alloc();
-    const ob1x_rdma_peer_btl_t *e =
-        ob1x_rdma_btl_by_id(ob1x_rdma_peer(req->oproc, req->endpoint), put->btl_id,
-                            MCA_BTL_FLAGS_PUT);
+    const ob1x_rdma_peer_btl_t *e = ob1x_rdma_btl_by_id(ob1x_rdma_peer(req->oproc, req->endpoint),
+                                                        put->btl_id, MCA_BTL_FLAGS_PUT);
     mca_bml_base_btl_t *b = NULL != e ? e->bml_btl : NULL;
 
     op->kind = OB1X_RDMA_PUT;

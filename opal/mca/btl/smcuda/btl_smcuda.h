@@ -22,10 +22,10 @@
 #ifndef MCA_BTL_SMCUDA_H
 #define MCA_BTL_SMCUDA_H
 
-#include <stddef.h>
 #include "opal_config.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 

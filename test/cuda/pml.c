@@ -11,7 +11,9 @@
  * untouched; content checked through the emulation's copies. Counters:
  * pml_ob1x_cuda_bytes_staged grows on each side that has a device buffer
  * unless a device RGET carried the message (pml_ob1x_cuda_rget_device),
- * and pml_ob1x_cuda_enabled is 1.
+ * pml_ob1x_cuda_enabled is 1, and each start of a 5 MiB persistent device
+ * send is copied piece by piece (pml_ob1x_cuda_stage_pieces; none with
+ * --expect-whole, pieces off).
  * Arguments:
  *   --staged   no device RGET may happen (BTLs without device get)
  *   --nopvars  no pml/ob1x counters (another PML: pml_run.sh protect)
@@ -30,7 +32,7 @@
 #endif
 
 static int rank, nprocs, peer;
-static int staged_only, host_only, no_pvars;
+static int staged_only, host_only, no_pvars, expect_whole;
 
 /* ---------------------------------------------------------------- MPI_T */
 
@@ -213,7 +215,9 @@ static void one(pattern_t p, buf_t *sbuf, buf_t *rbuf, int src, int dst, size_t 
                 T_MPI(MPI_Isend(sbuf->p, (int) len, MPI_BYTE, dst, tag, MPI_COMM_WORLD, &rq[0]));
             }
             break;
-        case P_PERSIST:
+        case P_PERSIST: {
+            unsigned long long pieces0 = no_pvars ? 0 : pv(PV_PIECES);
+
             if (me_recv) {
                 T_MPI(
                     MPI_Recv_init(rbuf->p, (int) len, MPI_BYTE, src, tag, MPI_COMM_WORLD, &rq[1]));
@@ -248,7 +252,17 @@ static void one(pattern_t p, buf_t *sbuf, buf_t *rbuf, int src, int dst, size_t 
                     T_MPI(MPI_Request_free(&rq[i]));
                 }
             }
+            /* each start of a large device send is copied piece by piece
+             * (pml_ob1x_cuda_stage_piece, 1 MiB; with pieces off, whole) */
+            if (me_send && sbuf->dev && !no_pvars && len >= (2u << 20)) {
+                unsigned long long n = pv(PV_PIECES) - pieces0;
+                T_CHECK(expect_whole ? 0 == n : n >= 2,
+                        "persistent device send of %zu bytes: %llu of its 2 starts copied in "
+                        "pieces (pieces %s)",
+                        len, n, expect_whole ? "off" : "on");
+            }
             return;
+        }
         case P_MRECV:
             if (me_send) {
                 T_MPI(MPI_Isend(sbuf->p, (int) len, MPI_BYTE, dst, tag, MPI_COMM_WORLD, &rq[0]));
@@ -485,6 +499,7 @@ int main(int argc, char **argv)
     host_only = t_has_arg(argc, argv, "--host");
 #endif
     no_pvars = t_has_arg(argc, argv, "--nopvars");
+    expect_whole = t_has_arg(argc, argv, "--expect-whole");
     if (!no_pvars) {
         pv_setup();
     }
@@ -513,7 +528,7 @@ int main(int argc, char **argv)
     }
     T_CHECK(no_pvars || pv(PV_ENABLED) == (unsigned long long) !host_only,
             "pml_ob1x_cuda_enabled is %llu", pv(PV_ENABLED));
-    check_pool(t_has_arg(argc, argv, "--expect-no-pin"), t_has_arg(argc, argv, "--expect-whole"));
+    check_pool(t_has_arg(argc, argv, "--expect-no-pin"), expect_whole);
 #ifdef T_HOST_ONLY
     {
         FILE *maps = fopen("/proc/self/maps", "r");

@@ -286,24 +286,47 @@ static size_t eager_head(mca_bml_base_endpoint_t *ep)
     return head;
 }
 
-/* The copy of a contiguous, unbuffered device send buffer larger than any
- * eager message to the peer, made piece by piece (pml_ob1x_cuda_pieces.c):
- * every piece starts now, the first bytes are waited for here and the
- * FRAGs wait for the rest (ob1x_cuda_send_staged). *pieces stays NULL
- * when the message does not qualify; the caller then copies it whole. */
+/* Is a send of this device buffer copied piece by piece: contiguous, not
+ * buffered, at least two pieces, larger than any eager message to the peer
+ * (whose first bytes, up to *head, go with the first message)? */
+static bool send_pieces_fit(size_t count, struct ompi_datatype_t *dtype,
+                            mca_pml_base_send_mode_t mode, mca_bml_base_endpoint_t *ep, size_t span,
+                            size_t *head)
+{
+    return MCA_PML_BASE_SEND_BUFFERED != mode && NULL != ep &&
+           opal_datatype_is_contiguous_memory_layout(&dtype->super, (int32_t) count) &&
+           ob1x_cuda_pieces_fit(span) && (*head = eager_head(ep)) < span;
+}
+
+/* Starts every piece's copy and waits for the first `head` bytes; the
+ * FRAGs wait for the rest (ob1x_cuda_send_staged). */
+static int send_pieces_start(ob1x_cuda_pieces_t *pieces, size_t head)
+{
+    bool ready = false;
+    int rc = ob1x_cuda_pieces_start_all(pieces);
+
+    while (OMPI_SUCCESS == rc && !ready) {
+        rc = ob1x_cuda_pieces_ready(pieces, head, &ready);
+    }
+    if (OMPI_SUCCESS == rc) {
+        ob1x_count_event(OB1X_EV_CUDA_PIECEWISE);
+    }
+    return rc;
+}
+
+/* The copy of a device send buffer that send_pieces_fit, made piece by
+ * piece (pml_ob1x_cuda_pieces.c) into a block taken here. *pieces stays
+ * NULL when the message does not qualify; the caller then copies it
+ * whole. */
 static int stage_send_pieces(const void *buf, size_t count, struct ompi_datatype_t *dtype,
                              mca_pml_base_send_mode_t mode, ob1x_comm_peer_t *peer, void **block,
                              void **host, ob1x_cuda_pieces_t **pieces)
 {
     ptrdiff_t gap;
     size_t span = opal_datatype_span(&dtype->super, count, &gap), head;
-    bool ready = false;
-    int rc;
 
     *pieces = NULL;
-    if (MCA_PML_BASE_SEND_BUFFERED == mode ||
-        !opal_datatype_is_contiguous_memory_layout(&dtype->super, (int32_t) count) ||
-        !ob1x_cuda_pieces_fit(span) || (head = eager_head(peer->endpoint)) >= span) {
+    if (!send_pieces_fit(count, dtype, mode, peer->endpoint, span, &head)) {
         return OMPI_SUCCESS; /* copied whole, without a second block taken here */
     }
     *block = ob1x_cuda_stage_get(span);
@@ -314,18 +337,13 @@ static int stage_send_pieces(const void *buf, size_t count, struct ompi_datatype
         return OMPI_SUCCESS;
     }
     *host = (char *) *block - gap;
-    rc = ob1x_cuda_pieces_start_all(*pieces);
-    while (OMPI_SUCCESS == rc && !ready) {
-        rc = ob1x_cuda_pieces_ready(*pieces, head, &ready);
-    }
-    if (OMPI_SUCCESS != rc) {
+    if (OMPI_SUCCESS != send_pieces_start(*pieces, head)) {
         ob1x_cuda_pieces_free(*pieces);
         ob1x_cuda_stage_put(*block);
         *pieces = NULL;
         *block = NULL;
         return OMPI_ERROR;
     }
-    ob1x_count_event(OB1X_EV_CUDA_PIECEWISE);
     return OMPI_SUCCESS;
 }
 
@@ -402,14 +420,17 @@ int ob1x_cuda_isend(const void *buf, size_t count, struct ompi_datatype_t *dtype
     return wait_send(req);
 }
 
-/* A persistent send of a device buffer is always staged (the copy is
- * refreshed at each MPI_Start). */
+/* A persistent send of a device buffer is always staged: the copy is
+ * made again at each MPI_Start, piece by piece where an isend's would be
+ * (the pieces are kept with the request). */
 int ob1x_cuda_isend_init(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst,
                          int tag, mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
                          struct ompi_request_t **request)
 {
     ob1x_send_request_t *req = NULL;
     void *block, *host;
+    ptrdiff_t gap;
+    size_t span = opal_datatype_span(&dtype->super, count, &gap), head;
     int rc = stage_send(buf, count, dtype, false, &block, &host);
 
     if (OMPI_SUCCESS != rc) {
@@ -422,6 +443,9 @@ int ob1x_cuda_isend_init(const void *buf, size_t count, struct ompi_datatype_t *
     }
     req->cuda_user = buf;
     req->cuda_stage = block;
+    if (send_pieces_fit(count, dtype, mode, ob1x_peer(comm, dst)->endpoint, span, &head)) {
+        req->cuda_pieces = ob1x_cuda_pieces_new(block, (const char *) buf + gap, span);
+    }
     *request = (ompi_request_t *) req;
     return OMPI_SUCCESS;
 }
@@ -432,6 +456,11 @@ int ob1x_cuda_send_restage(ob1x_send_request_t *req)
     size_t span = opal_datatype_span(&req->base.req_base.req_datatype->super,
                                      req->base.req_base.req_count, &gap);
 
+    if (NULL != req->cuda_pieces) {
+        /* the previous start's copies have all landed: it completed */
+        ob1x_cuda_pieces_reset(req->cuda_pieces);
+        return send_pieces_start(req->cuda_pieces, eager_head(req->endpoint));
+    }
     return copy_sync(req->cuda_stage, (const char *) req->cuda_user + gap, span);
 }
 

@@ -41,11 +41,14 @@
  * writes its stages into a file of its own (stages=DIR, given by rank 0 of
  * the parents): "started" before MPI_Init, "initialised" after it. When
  * the spawn has not returned after spawn_wait seconds, rank 0 judges:
- *   SKIP (77) only if every child has started, is alive, and each child
- *        that has not left MPI_Init has none of this project's components
- *        (mca_btl_smcuda.so, mca_pml_ob1x.so) in /proc/<pid>/maps: Open MPI
- *        opens the BTLs and PMLs only after PMIx_Init has returned, so the
- *        hang is proven to be before any code of ours ran in them;
+ *   SKIP (77) only if every child has started and is alive, and the
+ *        children stuck in MPI_Init include one with none of this
+ *        project's components (mca_btl_smcuda.so, mca_pml_ob1x.so) in
+ *        /proc/<pid>/maps: Open MPI opens the BTLs and PMLs only after
+ *        PMIx_Init has returned, so that child is proven stuck before any
+ *        code of ours ran in it, and MPI_Init's fence, which its siblings
+ *        (those that did load ours) then wait in, cannot complete without
+ *        it;
  *   FAIL in every other case: a child stuck in MPI_Init with one of our
  *        components loaded (smcuda's attach, ob1x, or Open MPI after them),
  *        a child that died, children that never started, every child past
@@ -53,10 +56,11 @@
  *        read.
  * Either way the children's wait channels are printed, and before a
  * failure, where gdb is installed, the stuck children's stacks. The judge is tested itself by
- * selftest=before (a child that stops before MPI_Init must be a skip) and
- * selftest=ours (one that stops with smcuda loaded must be a failure):
- * this process then runs no MPI itself but the two cases as child jobs
- * (hang=before, hang=ours) and checks their verdicts and exit codes.
+ * selftest=yes: this process then runs no MPI itself but three cases as
+ * child jobs and checks their verdicts and exit codes: a child that stops
+ * before MPI_Init (hang=before) must be a skip, one that stops with smcuda
+ * loaded (hang=ours) a failure, and two children of which one stops
+ * before MPI_Init and the other with smcuda loaded (hang=mixed) a skip.
  */
 #define _GNU_SOURCE
 #include "btl_util.h"
@@ -254,10 +258,21 @@ static void stage(const char *dir, const char *what)
     close(fd);
 }
 
-/* hang=before|ours (children of the self-test only): stop for good before
- * MPI_Init, without or with our BTL loaded as MPI_Init would load it. */
-static void simulate_hang(const char *how)
+/* hang=before|ours|mixed (children of the self-test only): stop for good
+ * before MPI_Init, without or with our BTL loaded as MPI_Init would load
+ * it; mixed: the first child of the spawn (the one that creates the
+ * marker file in the stages directory) without, the others with. */
+static void simulate_hang(const char *how, const char *dir)
 {
+    if (0 == strcmp(how, "mixed")) {
+        char path[PATH_MAX];
+        int fd;
+        snprintf(path, sizeof(path), "%s/first", dir);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+        how = fd >= 0 ? "before" : "ours";
+        if (fd >= 0)
+            close(fd);
+    }
     if (0 == strcmp(how, "ours")) {
         const char *path = getenv("OMPI_MCA_mca_base_component_path");
         char dso[PATH_MAX];
@@ -373,7 +388,7 @@ static void show_stacks(const child_t *c)
 static int judge(const char *dir, int children, int waited)
 {
     child_t c[64];
-    int n = read_stages(dir, c, 64), stuck = 0;
+    int n = read_stages(dir, c, 64), stuck = 0, before = 0;
     const char *why = NULL;
     printf("%s: MPI_Comm_spawn did not return in %d s; %d of %d children started\n", PROG, waited,
            n, children);
@@ -389,12 +404,14 @@ static int judge(const char *dir, int children, int waited)
             why = "a child died before leaving MPI_Init";
         else if (!c[i].maps_read)
             why = "a stuck child's maps cannot be read: not proven to be before our code";
-        else if ('\0' != c[i].ours[0])
-            why = "a child hangs in MPI_Init with a component of ours loaded (smcuda attach, "
-                  "ob1x, or Open MPI after them)";
+        else if ('\0' == c[i].ours[0])
+            ++before; /* stuck before any code of ours: Open MPI's hang */
     }
     if (NULL == why && 0 == stuck)
         why = "every child left MPI_Init: the parents' side of the spawn hangs";
+    if (NULL == why && 0 == before)
+        why = "a child hangs in MPI_Init with a component of ours loaded (smcuda attach, "
+              "ob1x, or Open MPI after them), and none is stuck before our code";
     if (NULL != why) {
         for (int i = 0; i < n && i < 4; ++i)
             show_stacks(&c[i]);
@@ -402,9 +419,9 @@ static int judge(const char *dir, int children, int waited)
         fflush(stdout);
         return 1;
     }
-    printf("%s: SKIP: the Open MPI 4.1/PMIx 4 spawn hang (openpmix issue 2735): %d children "
-           "stuck in MPI_Init before any component of ours was loaded\n",
-           PROG, stuck);
+    printf("%s: SKIP: the Open MPI 4.1/PMIx 4 spawn hang (openpmix issue 2735): %d of %d "
+           "children stuck in MPI_Init before any component of ours was loaded\n",
+           PROG, before, stuck);
     fflush(stdout);
     return 77;
 }
@@ -483,12 +500,13 @@ static void watch_stop(watch_t *w)
 /* self-test of the judge: two child jobs with simulated hangs           */
 /* ------------------------------------------------------------------ */
 
-/* Runs this program as a one-process job whose child stops (hang=how);
- * returns its exit status (-1 if it could not run), output in out. */
-static int run_hung_job(const char *how, char *out, size_t len)
+/* Runs this program as a one-process job whose `children` children stop
+ * (hang=how); returns its exit status (-1 if it could not run), output in
+ * out. */
+static int run_hung_job(const char *how, int children, char *out, size_t len)
 {
     const char *mpirun = getenv("MPIRUN") ? getenv("MPIRUN") : "mpirun";
-    char self[PATH_MAX], hang[32];
+    char self[PATH_MAX], hang[32], nchildren[32];
     char *argv[] = {(char *) mpirun,
                     "-np",
                     "1",
@@ -503,7 +521,7 @@ static int run_hung_job(const char *how, char *out, size_t len)
                     "btl",
                     "self,smcuda",
                     self,
-                    "children=1",
+                    nchildren,
                     "rounds=1",
                     "spawn_wait=6",
                     hang,
@@ -516,6 +534,7 @@ static int run_hung_job(const char *how, char *out, size_t len)
         return -1;
     self[sl] = '\0';
     snprintf(hang, sizeof(hang), "hang=%s", how);
+    snprintf(nchildren, sizeof(nchildren), "children=%d", children);
     pid = fork();
     if (0 == pid) {
         dup2(pfd[1], 1);
@@ -538,16 +557,26 @@ static int run_hung_job(const char *how, char *out, size_t len)
 static int selftest(void)
 {
     static char out[1 << 16];
-    int rc = run_hung_job("before", out, sizeof(out));
+    int rc = run_hung_job("before", 1, out, sizeof(out));
     printf("%s: --- child stopped before MPI_Init (exit %d):\n%s", PROG, rc, out);
     if (77 != rc || NULL == strstr(out, "SKIP: the Open MPI 4.1/PMIx 4 spawn hang")) {
         printf("FAIL: %s: a hang before our code was not judged a skip\n", PROG);
         return 1;
     }
-    rc = run_hung_job("ours", out, sizeof(out));
+    rc = run_hung_job("ours", 1, out, sizeof(out));
     printf("%s: --- child stopped with smcuda loaded (exit %d):\n%s", PROG, rc, out);
     if (0 == rc || 77 == rc || NULL == strstr(out, "with a component of ours loaded")) {
         printf("FAIL: %s: a hang with smcuda loaded was not judged a failure\n", PROG);
+        return 1;
+    }
+    /* Open MPI's hang in one child, its sibling waiting with ours loaded
+     * (seen in a loaded CI run): the hang is Open MPI's */
+    rc = run_hung_job("mixed", 2, out, sizeof(out));
+    printf("%s: --- one child stopped before MPI_Init, one with smcuda loaded (exit %d):\n%s",
+           PROG, rc, out);
+    if (77 != rc || NULL == strstr(out, "SKIP: the Open MPI 4.1/PMIx 4 spawn hang")) {
+        printf("FAIL: %s: a hang before our code in one of two children was not judged a skip\n",
+               PROG);
         return 1;
     }
     printf("PASS: %s (judge self-test)\n", PROG);
@@ -647,7 +676,7 @@ int main(int argc, char **argv)
     if (NULL != stages) {
         stage(stages, "started\n");
         if (NULL != (a = bu_arg(argc, argv, "hang")))
-            simulate_hang(a);
+            simulate_hang(a, stages);
     }
     bu_init(&argc, &argv);
     if (NULL != stages)

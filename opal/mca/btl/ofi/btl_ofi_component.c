@@ -768,9 +768,18 @@ static mca_btl_base_module_t **open_modules(struct fi_info **chosen, int n, int 
  * full of out-of-order data, window closed, both sides waiting). A fixed
  * large buffer (the kernel caps it at net.core.rmem_max) keeps room. Set
  * before libfabric reads its parameters (its first fi_getinfo in the
- * process), and never over the user's own value. */
+ * process), and never over the user's own value. Only where the sockets
+ * provider may be chosen: setenv can free the environment array that
+ * another thread is reading, and the PMIx thread reads it during MPI_Init
+ * (a getenv there crashed once in a loaded test run with shm chosen). */
 static void sockets_buffer_default(void)
 {
+    mca_btl_ofi_component_t *c = &mca_btl_ofi_component;
+
+    if (!provider_allowed("sockets", effective_list("provider_include", c->provider_include),
+                          effective_list("provider_exclude", c->provider_exclude))) {
+        return;
+    }
     if (NULL == getenv("FI_SOCKETS_MAX_BUF_SZ")) {
         (void) setenv("FI_SOCKETS_MAX_BUF_SZ", "4194304", 0);
     }

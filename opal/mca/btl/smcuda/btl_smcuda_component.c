@@ -576,6 +576,21 @@ static int create_nameless(mca_btl_smcuda_module_t *m, const char *dir)
     return open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, S_IRUSR | S_IWUSR);
 }
 
+/* The process that named the segment (see unlink_at_exit). */
+static pid_t seg_namer;
+
+/* A process that exits without closing the BTL (an MPI_Init that fails
+ * after the segment was made ends in exit, not in MPI_Finalize) removes
+ * the segment's name itself: the run time's cleanup of the file, which a
+ * killed process depends on, was once not done before mpirun exited (a
+ * loaded test run). Not in a forked child: the name is its parent's. */
+static void __attribute__((destructor)) unlink_at_exit(void)
+{
+    if (mca_btl_smcuda.seg_named && getpid() == seg_namer) {
+        mca_btl_smcuda_unlink_segment(&mca_btl_smcuda);
+    }
+}
+
 /* A file named after our job, rank and pid, which the run time is asked to
  * remove when the job ends: a process killed before every peer attached
  * (and so before the last one removed the name) cannot do it itself. */
@@ -584,6 +599,7 @@ static int create_named(mca_btl_smcuda_module_t *m, const char *dir)
     snprintf(m->seg_path, sizeof(m->seg_path), "%s/ob1x_smcuda.%u.%u.%d", dir,
              (unsigned) OPAL_PROC_MY_NAME.jobid, (unsigned) OPAL_PROC_MY_NAME.vpid, (int) getpid());
     m->seg_named = true;
+    seg_namer = getpid();
     if (NULL != opal_pmix.register_cleanup) {
         (void) opal_pmix.register_cleanup(m->seg_path, false, false, false);
     }

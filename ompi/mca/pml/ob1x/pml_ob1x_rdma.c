@@ -276,13 +276,10 @@ bool ob1x_rdma_prefer_copy(const ob1x_rdma_peer_btl_t *b, size_t size)
 /* One share's registration, the way its BTL is known to take it. */
 static int register_share(ob1x_rdma_btl_t *b, unsigned char *base, uint32_t access)
 {
-    const uint32_t remote = MCA_BTL_REG_FLAG_REMOTE_READ | MCA_BTL_REG_FLAG_REMOTE_WRITE |
-                            MCA_BTL_REG_FLAG_REMOTE_ATOMIC;
     unsigned kind = b->reg_kind;
     int rc;
 
-    if ((kind & OB1X_REG_KIND_NONE) ||
-        ((kind & OB1X_REG_KIND_LOCAL_FREE) && 0 == (access & remote))) {
+    if (ob1x_reg_kind_needs_none(kind, access)) {
         b->reg = NULL;
         b->handle = NULL;
         b->bare = false;

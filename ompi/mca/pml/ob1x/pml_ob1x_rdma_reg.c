@@ -311,10 +311,7 @@ void ob1x_reg_fini(void)
  * that reads and writes it in place needs no registration. */
 static inline bool local_needs_none(const ob1x_reg_cache_t *c, uint32_t access)
 {
-    const uint32_t remote = MCA_BTL_REG_FLAG_REMOTE_READ | MCA_BTL_REG_FLAG_REMOTE_WRITE |
-                            MCA_BTL_REG_FLAG_REMOTE_ATOMIC;
-
-    return c->local_free && 0 == (access & remote);
+    return ob1x_reg_kind_needs_none(c->local_free ? OB1X_REG_KIND_LOCAL_FREE : 0u, access);
 }
 
 /* A direct registration, the handle only (ob1x_reg_acquire_bare; reg_direct

@@ -58,6 +58,18 @@ void ob1x_reg_release_bare(mca_btl_base_module_t *btl, mca_btl_base_registration
 #define OB1X_REG_KIND_LOCAL_FREE 4u /* the local side of a put or get needs none */
 unsigned ob1x_reg_kind(mca_btl_base_module_t *btl);
 
+/* Whether a BTL of this kind needs no registration for `access`: none at
+ * all, or the local side of a put or get (no remote access asked for) on a
+ * BTL that reads and writes it in place. */
+static inline bool ob1x_reg_kind_needs_none(unsigned kind, uint32_t access)
+{
+    const uint32_t remote = MCA_BTL_REG_FLAG_REMOTE_READ | MCA_BTL_REG_FLAG_REMOTE_WRITE |
+                            MCA_BTL_REG_FLAG_REMOTE_ATOMIC;
+
+    return 0 != (kind & OB1X_REG_KIND_NONE) ||
+           (0 != (kind & OB1X_REG_KIND_LOCAL_FREE) && 0 == (access & remote));
+}
+
 /* A direct registration (OB1X_REG_KIND_DIRECT), given back with
  * ob1x_reg_release_bare. */
 int ob1x_reg_bare(mca_bml_base_btl_t *bml_btl, void *base, size_t size, uint32_t access,

@@ -338,6 +338,29 @@ static void check_pool(int expect_no_pin, int expect_whole)
     T_CHECK(pinned <= 24, "%llu blocks pinned: the pool does not keep them", pinned);
 }
 
+static void run_case(pattern_t p, int sdev, int rdev, size_t len, int tag);
+
+/* --pool-classes (pml_ob1x_cuda_stage_cache 512 KiB, one rank to itself:
+ * each message takes two blocks, the sender's and the receiver's): one
+ * message of the 128 KiB size class leaves its blocks idle, then twelve of
+ * the 256 KiB class need two blocks of 512 KiB in all. The pool must unpin
+ * the idle smaller blocks to keep the larger ones, not pin a block anew
+ * at every message. */
+static void run_pool_classes(void)
+{
+    unsigned long long pinned0 = pv(PV_PINNED), pinned;
+
+    run_case(P_SEND, 1, 1, 100000, 1);
+    for (int i = 0; i < 12; ++i) {
+        run_case(P_SEND, 1, 1, 200000, 2 + i);
+    }
+    pinned = pv(PV_PINNED) - pinned0;
+    t_log("staging pool, two size classes: %llu blocks pinned, %llu reused", pinned,
+          pv(PV_REUSED));
+    T_CHECK(pinned <= 4, "%llu blocks pinned for 13 messages of two size classes: the pool "
+            "unpins the blocks it is asked for again", pinned);
+}
+
 static void run_case(pattern_t p, int sdev, int rdev, size_t len, int tag)
 {
     int src = 0, dst = nprocs > 1 ? 1 : 0;
@@ -506,6 +529,12 @@ int main(int argc, char **argv)
     bsend_buf = t_malloc((size_t) bsend_len);
     T_MPI(MPI_Buffer_attach(bsend_buf, bsend_len));
 
+    if (t_has_arg(argc, argv, "--pool-classes")) {
+        run_pool_classes();
+        T_MPI(MPI_Buffer_detach(&bsend_buf, &bsend_len));
+        free(bsend_buf);
+        return t_finalize();
+    }
     for (int d = 0; d < (host_only ? 1 : 3); d++) {
         int sdev = host_only ? 0 : dirs[d][0], rdev = host_only ? 0 : dirs[d][1];
         for (int s = 0; s < nsizes; s++) {

@@ -34,6 +34,9 @@
 #           (copies run only once their events are seen, OB1X_CUEMU_ASYNC,
 #           in every mode: a FRAG read before its piece is copied, or a
 #           receive completed before its copies land, gets wrong bytes)
+#   poolclasses  1 rank to itself, a pool that fits only the larger of
+#           two size classes in use: the idle smaller blocks are unpinned
+#           to keep the larger, which are reused, not pinned per message
 #   protect the check of the check: stock ob1 (no device support in
 #           Debian's Open MPI) on the same program must crash
 . "$OB1X_SRCDIR/test/cuda/lib.sh"
@@ -111,6 +114,11 @@ nopin)
     job -np 1 "${env[@]}" -x OB1X_CUEMU_FAIL=cuMemHostAlloc --mca pml ob1x --mca btl self \
         --mca pml_ob1x_cuda_stage_piece 0 "$tmp/pml" --staged --expect-no-pin --expect-whole ||
         fail "staging when the driver cannot pin, copies whole"
+    ;;
+poolclasses)
+    build_prog pml emu
+    job -np 1 "${env[@]}" --mca pml ob1x --mca btl self --mca pml_ob1x_cuda_stage_cache 524288 \
+        "$tmp/pml" --staged --pool-classes || fail "staging pool with two size classes"
     ;;
 protect)
     build_prog pml emu

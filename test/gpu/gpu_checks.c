@@ -360,7 +360,7 @@ static void pvar_init(void)
     static const char *const names[] = {
         "pml_ob1x_cuda_enabled",     "pml_ob1x_cuda_bytes_staged",  "btl_smcuda_ipc_setups_ok",
         "btl_smcuda_ipc_cache_hits", "btl_smcuda_ipc_cache_misses",
-        "pml_ob1x_cuda_stage_pinned", "pml_ob1x_cuda_stage_reused",
+        "pml_ob1x_cuda_stage_pinned", "pml_ob1x_cuda_stage_reused", "btl_smcuda_ipc_bytes",
     };
 
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -681,16 +681,20 @@ static void check_driver(void)
 }
 
 /* sweep: every size device -> device, verified both ways, bandwidth beside
- * cuMemcpyDtoD. */
-static void check_sweep(void)
+ * cuMemcpyDtoD, and how the timed bytes went: the share read by CUDA IPC,
+ * and the bytes copied through host memory per byte moved (each end
+ * counts: 200% when both stage). With ipc=require, a size of 1 MiB or more
+ * not carried wholly by IPC fails the check. */
+static void check_sweep(const char *ipc_mode)
 {
-    int bad_sizes = 0;
-    char stext[32], first_bad[160] = "";
+    int bad_sizes = 0, not_ipc = 0;
+    char stext[32], first_bad[160] = "", first_not_ipc[160] = "";
+    int require = 0 == strcmp(ipc_mode, "require");
     void *d_ref = 0 == rank ? dev_alloc(max_size) : NULL;
 
     if (0 == rank) {
-        printf("BW %s %12s %6s %12s %12s %7s\n", label, "bytes", "reps", "MPI_GB/s",
-               "DtoD_GB/s", "ratio");
+        printf("BW %s %12s %6s %12s %12s %7s %6s %7s\n", label, "bytes", "reps", "MPI_GB/s",
+               "DtoD_GB/s", "ratio", "ipc%", "staged%");
     }
     for (int s = 0; s < nsizes; s++) {
         size_t len = sizes[s];
@@ -739,6 +743,9 @@ static void check_sweep(void)
             continue;
         }
         /* bandwidth: ping-pong, then the same bytes by cuMemcpyDtoD */
+        unsigned long long ipc0 = 0, ipc1 = 0, st0 = 0, st1 = 0;
+        int have_ipc = counter_sum("btl_smcuda_ipc_bytes", &ipc0);
+        int have_st = counter_sum("pml_ob1x_cuda_bytes_staged", &st0);
         MPI_Barrier(MPI_COMM_WORLD);
         double t = MPI_Wtime();
         for (int i = 0; i < reps; i++) {
@@ -752,12 +759,23 @@ static void check_sweep(void)
         }
         t = MPI_Wtime() - t;
         MPI_Barrier(MPI_COMM_WORLD);
+        have_ipc = have_ipc && counter_sum("btl_smcuda_ipc_bytes", &ipc1);
+        have_st = have_st && counter_sum("pml_ob1x_cuda_bytes_staged", &st1);
+        double moved = 2.0 * (double) len * reps;
+        double ipc_pc = have_ipc && len ? 100.0 * (double) (ipc1 - ipc0) / moved : 0;
+        double st_pc = have_st && len ? 100.0 * (double) (st1 - st0) / moved : 0;
+        if (require && len >= ((size_t) 1 << 20) && ipc_pc < 99.999) {
+            if (0 == not_ipc++) {
+                snprintf(first_not_ipc, sizeof(first_not_ipc), "%s (%.1f%% by IPC, %.1f%% staged)",
+                         stext, ipc_pc, st_pc);
+            }
+        }
         if (0 == rank) {
             double tref = len ? dtod_time(d_ref, d_send, len, reps) : 0;
-            double bw = 2.0 * (double) len * reps / t / 1e9;
+            double bw = moved / t / 1e9;
             double bref = tref > 0 ? (double) len * reps / tref / 1e9 : 0;
-            printf("BW %s %12zu %6d %12.3f %12.3f %7.3f\n", label, len, reps, bw, bref,
-                   bref > 0 ? bw / bref : 0);
+            printf("BW %s %12zu %6d %12.3f %12.3f %7.3f %6.1f %7.1f\n", label, len, reps, bw,
+                   bref, bref > 0 ? bw / bref : 0, ipc_pc, st_pc);
             fflush(stdout);
         }
         MPI_Barrier(MPI_COMM_WORLD);
@@ -767,6 +785,9 @@ static void check_sweep(void)
     }
     if (bad_sizes) {
         report("sweep", "FAIL", "%d of %d sizes wrong; first %s", bad_sizes, nsizes, first_bad);
+    } else if (not_ipc) {
+        report("sweep", "FAIL", "data right, but %d sizes of 1 MiB or more not wholly by CUDA IPC; "
+               "first %s", not_ipc, first_not_ipc);
     } else {
         char a[32], b[32];
         size_text(sizes[0], a, sizeof(a));
@@ -1204,7 +1225,7 @@ int main(int argc, char **argv)
         check_ipc(ipc);
     }
     if (wants(checks, "sweep")) {
-        check_sweep();
+        check_sweep(ipc);
     }
     if (wants(checks, "mix")) {
         check_mix();

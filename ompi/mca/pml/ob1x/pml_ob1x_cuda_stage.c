@@ -11,8 +11,11 @@
  *   a header naming its class and whether it is pinned, so that callers
  *   give back a pointer and nothing else;
  * - a released pinned block returns to its class's free list while the
- *   idle blocks stay within pml_ob1x_cuda_stage_cache bytes; beyond, it is
- *   unpinned and freed;
+ *   idle blocks stay within pml_ob1x_cuda_stage_cache bytes; to make room,
+ *   idle blocks of other classes are unpinned first, the largest first: the
+ *   block just used is the likeliest to be wanted again (a loop over one
+ *   size that found the cache full of another size's blocks would
+ *   otherwise pin and unpin at every message, ~1 ms per MiB);
  * - a message whose class is larger than that cache, or for which the
  *   driver cannot pin, gets pageable malloc memory (pinning a block that
  *   could not be kept would cost more than its copy gains); 0 turns
@@ -127,9 +130,37 @@ void *ob1x_cuda_stage_get(size_t span)
     return (char *) b + HDR;
 }
 
+/* Under the lock: takes idle blocks off their lists until size more bytes
+ * fit in the cache (size is at most the limit): other classes' first, the
+ * largest first, then keep's own; returns them chained. */
+static block_t *make_room(uint32_t keep, size_t size)
+{
+    block_t *evicted = NULL;
+
+    for (uint32_t c = N_CLASSES; idle_bytes + size > cache_limit && c-- > 0;) {
+        while (c != keep && NULL != free_list[c] && idle_bytes + size > cache_limit) {
+            block_t *e = free_list[c];
+            free_list[c] = e->next;
+            idle_bytes -= class_size(c);
+            e->next = evicted;
+            evicted = e;
+        }
+    }
+    if (idle_bytes + size > cache_limit) {
+        while (NULL != free_list[keep] && idle_bytes + size > cache_limit) {
+            block_t *e = free_list[keep];
+            free_list[keep] = e->next;
+            idle_bytes -= class_size(keep);
+            e->next = evicted;
+            evicted = e;
+        }
+    }
+    return evicted;
+}
+
 void ob1x_cuda_stage_put(void *block)
 {
-    block_t *b;
+    block_t *b, *evicted = NULL;
     size_t size;
 
     if (NULL == block) {
@@ -142,13 +173,20 @@ void ob1x_cuda_stage_put(void *block)
     }
     size = class_size(b->cls);
     OPAL_THREAD_LOCK(&lock);
-    if (idle_bytes + size <= cache_limit) {
+    if (size <= cache_limit) {
+        evicted = make_room(b->cls, size);
         b->next = free_list[b->cls];
         free_list[b->cls] = b;
         idle_bytes += size;
         b = NULL;
     }
     OPAL_THREAD_UNLOCK(&lock);
+    /* unpinned outside the lock: each costs a driver call */
+    while (NULL != evicted) {
+        block_t *e = evicted;
+        evicted = e->next;
+        ob1x_cuda_host_free(e);
+    }
     if (NULL != b) {
         ob1x_cuda_host_free(b);
     }

@@ -361,6 +361,32 @@ static void run_pool_classes(void)
             "unpins the blocks it is asked for again", pinned);
 }
 
+/* --direct-no-pin (2 ranks over smcuda with CUDA IPC): once IPC is up, a
+ * device-to-device message of a size class not seen before goes by a
+ * device RGET into the receive buffer itself, and the receiver takes no
+ * host copy for it (no block pinned: the copy is taken only when a payload
+ * needs it). */
+static void run_direct_no_pin(void)
+{
+    unsigned long long pinned0, rget0;
+
+    for (int i = 0; i < 4; ++i) { /* IPC set up by the first ones */
+        run_case(P_SEND, 1, 1, 200000, 1 + i);
+    }
+    pinned0 = pv(PV_PINNED);
+    rget0 = pv(PV_RGET_DEV);
+    for (int i = 0; i < 4; ++i) {
+        run_case(P_SEND, 1, 1, 3000000, 10 + i);
+    }
+    if (1 == rank) {
+        T_CHECK(pv(PV_PINNED) == pinned0, "the receiver pinned %llu host blocks for device RGETs",
+                pv(PV_PINNED) - pinned0);
+    } else {
+        T_CHECK(pv(PV_RGET_DEV) - rget0 == 4, "%llu of 4 messages went by device RGET",
+                pv(PV_RGET_DEV) - rget0);
+    }
+}
+
 static void run_case(pattern_t p, int sdev, int rdev, size_t len, int tag)
 {
     int src = 0, dst = nprocs > 1 ? 1 : 0;
@@ -529,6 +555,12 @@ int main(int argc, char **argv)
     bsend_buf = t_malloc((size_t) bsend_len);
     T_MPI(MPI_Buffer_attach(bsend_buf, bsend_len));
 
+    if (t_has_arg(argc, argv, "--direct-no-pin")) {
+        run_direct_no_pin();
+        T_MPI(MPI_Buffer_detach(&bsend_buf, &bsend_len));
+        free(bsend_buf);
+        return t_finalize();
+    }
     if (t_has_arg(argc, argv, "--pool-classes")) {
         run_pool_classes();
         T_MPI(MPI_Buffer_detach(&bsend_buf, &bsend_len));

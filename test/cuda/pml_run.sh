@@ -49,6 +49,8 @@ smcuda)
     build_prog pml emu
     job -np 2 "${env[@]}" --mca pml ob1x --mca btl self,smcuda "$tmp/pml" ||
         fail "device buffers over smcuda"
+    job -np 2 "${env[@]}" --mca pml ob1x --mca btl self,smcuda "$tmp/pml" --direct-no-pin ||
+        fail "device RGETs took a host copy on the receiver"
     ;;
 self)
     build_prog pml emu

@@ -683,8 +683,9 @@ static void check_driver(void)
 /* sweep: every size device -> device, verified both ways, bandwidth beside
  * cuMemcpyDtoD, and how the timed bytes went: the share read by CUDA IPC,
  * and the bytes copied through host memory per byte moved (each end
- * counts: 200% when both stage). With ipc=require, a size of 1 MiB or more
- * not carried wholly by IPC fails the check. */
+ * counts: 200% when both stage), and the IPC handles opened per message
+ * (cache misses: 0 for a buffer sent again). With ipc=require, a size of
+ * 1 MiB or more not carried wholly by IPC fails the check. */
 static void check_sweep(const char *ipc_mode)
 {
     int bad_sizes = 0, not_ipc = 0;
@@ -693,8 +694,8 @@ static void check_sweep(const char *ipc_mode)
     void *d_ref = 0 == rank ? dev_alloc(max_size) : NULL;
 
     if (0 == rank) {
-        printf("BW %s %12s %6s %12s %12s %7s %6s %7s\n", label, "bytes", "reps", "MPI_GB/s",
-               "DtoD_GB/s", "ratio", "ipc%", "staged%");
+        printf("BW %s %12s %6s %12s %12s %7s %6s %7s %6s\n", label, "bytes", "reps", "MPI_GB/s",
+               "DtoD_GB/s", "ratio", "ipc%", "staged%", "opens");
     }
     for (int s = 0; s < nsizes; s++) {
         size_t len = sizes[s];
@@ -743,7 +744,8 @@ static void check_sweep(const char *ipc_mode)
             continue;
         }
         /* bandwidth: ping-pong, then the same bytes by cuMemcpyDtoD */
-        unsigned long long ipc0 = 0, ipc1 = 0, st0 = 0, st1 = 0;
+        unsigned long long ipc0 = 0, ipc1 = 0, st0 = 0, st1 = 0, miss0 = 0, miss1 = 0;
+        int have_miss = counter_sum("btl_smcuda_ipc_cache_misses", &miss0);
         int have_ipc = counter_sum("btl_smcuda_ipc_bytes", &ipc0);
         int have_st = counter_sum("pml_ob1x_cuda_bytes_staged", &st0);
         MPI_Barrier(MPI_COMM_WORLD);
@@ -761,6 +763,7 @@ static void check_sweep(const char *ipc_mode)
         MPI_Barrier(MPI_COMM_WORLD);
         have_ipc = have_ipc && counter_sum("btl_smcuda_ipc_bytes", &ipc1);
         have_st = have_st && counter_sum("pml_ob1x_cuda_bytes_staged", &st1);
+        have_miss = have_miss && counter_sum("btl_smcuda_ipc_cache_misses", &miss1);
         double moved = 2.0 * (double) len * reps;
         double ipc_pc = have_ipc && len ? 100.0 * (double) (ipc1 - ipc0) / moved : 0;
         double st_pc = have_st && len ? 100.0 * (double) (st1 - st0) / moved : 0;
@@ -774,8 +777,9 @@ static void check_sweep(const char *ipc_mode)
             double tref = len ? dtod_time(d_ref, d_send, len, reps) : 0;
             double bw = moved / t / 1e9;
             double bref = tref > 0 ? (double) len * reps / tref / 1e9 : 0;
-            printf("BW %s %12zu %6d %12.3f %12.3f %7.3f %6.1f %7.1f\n", label, len, reps, bw,
-                   bref, bref > 0 ? bw / bref : 0, ipc_pc, st_pc);
+            printf("BW %s %12zu %6d %12.3f %12.3f %7.3f %6.1f %7.1f %6.2f\n", label, len, reps, bw,
+                   bref, bref > 0 ? bw / bref : 0, ipc_pc, st_pc,
+                   have_miss ? (double) (miss1 - miss0) / (2.0 * reps) : 0);
             fflush(stdout);
         }
         MPI_Barrier(MPI_COMM_WORLD);

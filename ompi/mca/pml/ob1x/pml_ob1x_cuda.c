@@ -514,21 +514,52 @@ void ob1x_cuda_recv_setup(ob1x_recv_request_t *req, void **buf, size_t count,
         return;
     }
     span = opal_datatype_span(&dtype->super, count, &gap);
-    req->cuda_stage = ob1x_cuda_stage_get(span);
-    if (NULL == req->cuda_stage) {
-        return;
-    }
     req->cuda_user = *buf;
     req->cuda_span = span;
     req->cuda_gap = gap;
     req->cuda_contig = opal_datatype_is_contiguous_memory_layout(&dtype->super, (int32_t) count);
     req->cuda_direct = false;
-    req->cuda_pieces = req->cuda_contig ? ob1x_cuda_pieces_new((char *) *buf + gap,
-                                                               req->cuda_stage, span)
-                                        : NULL;
+    req->cuda_stage = NULL;
+    req->cuda_pieces = NULL;
+    if (req->cuda_contig) {
+        /* The host copy waits for the first payload that needs it: a
+         * device RGET never does, and pinning a copy it does not use costs
+         * about a millisecond per MiB. Meanwhile the convertor is prepared
+         * on the device address, which nothing reads. */
+        return;
+    }
+    /* the gaps of the datatype are refreshed from the device at each start */
+    ob1x_cuda_recv_stage(req);
+    if (NULL == req->cuda_stage) {
+        req->cuda_user = NULL;
+        return;
+    }
     *buf = (char *) req->cuda_stage - gap;
     if (!persistent) {
         ob1x_cuda_recv_start(req);
+    }
+}
+
+void ob1x_cuda_recv_stage(ob1x_recv_request_t *req)
+{
+    opal_convertor_t *conv = &req->base.req_base.req_convertor;
+    unsigned char *host;
+
+    if (NULL != req->cuda_stage) {
+        return;
+    }
+    req->cuda_stage = ob1x_cuda_stage_get(req->cuda_span);
+    if (NULL == req->cuda_stage) {
+        return; /* the job is being aborted (stage_get said why) */
+    }
+    host = (unsigned char *) req->cuda_stage - req->cuda_gap;
+    if (req->cuda_contig) {
+        /* Called before any payload was unpacked: the convertor's
+         * positions are relative to its base, which moves to the copy. */
+        conv->pBaseBuf = host;
+        req->base.req_base.req_addr = host;
+        req->cuda_pieces = ob1x_cuda_pieces_new((char *) req->cuda_user + req->cuda_gap,
+                                                req->cuda_stage, req->cuda_span);
     }
 }
 
@@ -585,6 +616,9 @@ void ob1x_cuda_recv_done(ob1x_recv_request_t *req)
         req->cuda_back_n = 0;
         return;
     }
+    if (NULL == req->cuda_stage) {
+        return; /* no payload came (an empty or wholly truncated message) */
+    }
     if (req->cuda_contig) {
         /* only what arrived: the rest of the buffer stays as it was */
         len = req->msg_length < req->capacity ? req->msg_length : req->capacity;
@@ -607,6 +641,8 @@ void ob1x_cuda_recv_note_fallback(ob1x_recv_request_t *req, size_t offset, size_
 {
     struct ob1x_cuda_range *r =
         realloc(req->cuda_back, (size_t) (req->cuda_back_n + 1) * sizeof(*r));
+
+    ob1x_cuda_recv_stage(req); /* the FRAGs land there */
 
     if (NULL == r) {
         ob1x_show_help_now("help-mpi-pml-ob1x.txt", "out-of-memory",
@@ -694,6 +730,11 @@ void ob1x_cuda_send_release(ob1x_send_request_t *req)
 void ob1x_cuda_recv_setup(ob1x_recv_request_t *req, void **buf, size_t count,
                           struct ompi_datatype_t *dtype, bool persistent)
 {
+}
+
+void ob1x_cuda_recv_stage(ob1x_recv_request_t *req)
+{
+    (void) req;
 }
 
 void ob1x_cuda_recv_start(ob1x_recv_request_t *req)

@@ -92,9 +92,14 @@ void ob1x_cuda_send_fini(struct ob1x_send_request *req);
 void ob1x_cuda_send_release(struct ob1x_send_request *req);
 
 /* A receive into device memory (called from ob1x_recv_request_init when
- * the flag is set): *buf becomes the host copy's. */
+ * the flag is set): for a non-contiguous datatype *buf becomes the host
+ * copy's; a contiguous one gets its copy at ob1x_cuda_recv_stage. */
 void ob1x_cuda_recv_setup(struct ob1x_recv_request *req, void **buf, size_t count,
                           struct ompi_datatype_t *dtype, bool persistent);
+/* The host copy of a device receive, taken now if not yet (before the
+ * first payload that does not go to the device directly lands); the
+ * request's convertor is moved onto it. */
+void ob1x_cuda_recv_stage(struct ob1x_recv_request *req);
 /* (Re)started: a non-contiguous buffer's host copy is refreshed from the
  * device (the gaps of the datatype must come back unchanged). */
 void ob1x_cuda_recv_start(struct ob1x_recv_request *req);

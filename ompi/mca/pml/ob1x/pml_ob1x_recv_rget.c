@@ -98,6 +98,9 @@ static int rget_btls(ob1x_recv_request_t *req, const unsigned char *data, size_t
 /* Refused: all of it by send/recv. */
 static void rget_refuse(ob1x_recv_request_t *req, ob1x_event_t why)
 {
+    if (OPAL_UNLIKELY(NULL != req->cuda_user)) {
+        ob1x_cuda_recv_stage(req); /* the FRAGs land in the host copy */
+    }
     ob1x_count_event(why);
     ob1x_recv_request_ack(req, 0, req->msg_length, true);
 }
@@ -154,7 +157,7 @@ void ob1x_recv_request_rget(ob1x_recv_request_t *req, const ob1x_hdr_rget_t *hdr
         rget_refuse(req, OB1X_EV_FALLBACK_NO_BTL);
         return;
     }
-    if (device && NULL != req->cuda_stage) {
+    if (device && NULL != req->cuda_user) {
         /* device to device: into the user's buffer itself, not its host
          * copy (the BTL classifies the local address) */
         base = (unsigned char *) req->cuda_user + req->cuda_gap;

@@ -72,7 +72,7 @@ void ob1x_recv_request_init(ob1x_recv_request_t *req, void *buf, size_t count,
 
 static void recv_request_release(ob1x_recv_request_t *req)
 {
-    if (OPAL_UNLIKELY(NULL != req->cuda_stage)) {
+    if (OPAL_UNLIKELY(NULL != req->cuda_user)) {
         ob1x_cuda_recv_release(req);
     }
     MCA_PML_BASE_RECV_REQUEST_FINI(&req->base);
@@ -95,7 +95,7 @@ void ob1x_recv_request_complete(ob1x_recv_request_t *req)
         ob1x_rdma_deregister(req->rdma, req->rdma_cnt);
         req->rdma_cnt = 0;
     }
-    if (OPAL_UNLIKELY(NULL != req->cuda_stage)) {
+    if (OPAL_UNLIKELY(NULL != req->cuda_user)) {
         ob1x_cuda_recv_done(req); /* before MPI sees the request complete */
     }
     if (OPAL_UNLIKELY(req->msg_length > req->capacity)) {
@@ -400,7 +400,7 @@ void ob1x_recv_request_start(ob1x_recv_request_t *req)
     req->msg_length = 0;
     req->bytes_received = 0;
     req->release_bits &= OB1X_REL_FREED;
-    if (OPAL_UNLIKELY(NULL != req->cuda_stage) && req->base.req_base.req_ompi.req_persistent) {
+    if (OPAL_UNLIKELY(NULL != req->cuda_user) && req->base.req_base.req_ompi.req_persistent) {
         ob1x_cuda_recv_start(req);
     }
     if (0 != req->base.req_base.req_convertor.bConverted) {

@@ -45,10 +45,11 @@ typedef struct ob1x_recv_request {
     size_t put_bytes[OB1X_MAX_RDMA_BTLS];        /* bytes offered per BTL, for the shares */
     ob1x_reg_t *piece_reg[OB1X_RECV_PUT_DEPTH];  /* pipeline pieces' registrations */
     bool piece_busy[OB1X_RECV_PUT_DEPTH];
-    /* A device (CUDA) receive buffer (pml_ob1x_cuda.c): the user's address,
-     * the host copy the message is received into (NULL for host buffers),
-     * its span and offset (true_lb), and whether a device RGET wrote the
-     * device buffer itself (nothing to copy back). */
+    /* A device (CUDA) receive buffer (pml_ob1x_cuda.c): the user's address
+     * (NULL for host buffers), the host copy the message is received into
+     * (NULL until a payload needs it), its span and offset (true_lb), and
+     * whether a device RGET wrote the device buffer itself (nothing to
+     * copy back). */
     void *cuda_user;
     void *cuda_stage;
     size_t cuda_span;
@@ -123,6 +124,11 @@ static inline void ob1x_recv_request_matched(ob1x_recv_request_t *req, const ob1
     req->base.req_base.req_ompi.req_status.MPI_TAG = hdr->tag;
     req->msg_length = msg_length;
     req->base.req_bytes_packed = msg_length;
+    if (OPAL_UNLIKELY(NULL != req->cuda_user) && NULL == req->cuda_stage &&
+        (OB1X_HDR_RGET != hdr->common.type || !(hdr->common.flags & OB1X_HDR_FLAG_DEVICE))) {
+        /* payload for the host copy (a device RGET decides in recv_rget) */
+        ob1x_cuda_recv_stage(req);
+    }
     if (ob1x_mon_is_on()) {
         ob1x_monitor_recv(req->base.req_base.req_comm, hdr->src, msg_length, hdr->tag);
     }

@@ -430,12 +430,12 @@ static void run_vector(int sdev, int rdev, int n)
     int src = 0, dst = nprocs > 1 ? 1 : 0;
     size_t span = (size_t) (n - 1) * 24 + 8;
     unsigned char *h = t_malloc(span + 1), *want = t_malloc(span + 1);
-    unsigned long long staged0 = pv(PV_STAGED), rget0 = pv(PV_RGET_DEV);
+    unsigned long long staged0 = pv(PV_STAGED), rget0 = pv(PV_RGET_DEV), pieces0 = pv(PV_PIECES);
     MPI_Datatype vec;
     MPI_Request rq = MPI_REQUEST_NULL;
     buf_t sbuf = {0}, rbuf = {0};
     char ctx[96];
-    int my_dev = 0;
+    int my_dev = 0, pieced = 0;
 
     snprintf(ctx, sizeof(ctx), "vector %s->%s %d blocks", sdev ? "dev" : "host",
              rdev ? "dev" : "host", n);
@@ -468,6 +468,15 @@ static void run_vector(int sdev, int rdev, int n)
         buf_free(&sbuf);
     }
     check_counters(staged0, rget0, my_dev, (size_t) n * 8, ctx);
+    /* A span of two pieces or more is copied in pieces on a device side:
+     * the sender's copy ahead of its FRAGs, the receiver's behind its
+     * in-order unpacking (which passes a piece before the last FRAG when
+     * there are several, i.e. between two processes). */
+    pieced = (rank == src && sdev) || (rank == dst && rdev && nprocs > 1);
+    if (!no_pvars && !host_only && !expect_whole && span >= ((size_t) 2 << 20) && pieced) {
+        T_CHECK(pv(PV_PIECES) > pieces0, "%s: the device side's copy was not made in pieces",
+                ctx);
+    }
     T_MPI(MPI_Type_free(&vec));
     free(h);
     free(want);
@@ -576,8 +585,9 @@ int main(int argc, char **argv)
             }
         }
         run_vector(sdev, rdev, 3);
-        run_vector(sdev, rdev, 50000); /* rendezvous on every BTL */
-        ncases += 2;
+        run_vector(sdev, rdev, 50000);  /* rendezvous on every BTL */
+        run_vector(sdev, rdev, 200000); /* 4.8 MB span: copied in pieces */
+        ncases += 3;
     }
     if (!host_only) {
         run_refuse(0, 50000);

@@ -286,20 +286,64 @@ static size_t eager_head(mca_bml_base_endpoint_t *ep)
     return head;
 }
 
-/* Is a send of this device buffer copied piece by piece: contiguous, not
- * buffered, at least two pieces, larger than any eager message to the peer
- * (whose first bytes, up to *head, go with the first message)? */
+/* Whether the span of count elements of dtype can be copied in pieces
+ * that follow the packing: contiguous, or elements laid out at a positive
+ * extent (element i lies within [i * extent, i * extent + width) of the
+ * span, width = true_ub - true_lb). */
+static bool pieces_layout(const opal_datatype_t *dt, size_t count)
+{
+    return opal_datatype_is_contiguous_memory_layout(dt, (int32_t) count) || dt->ub > dt->lb;
+}
+
+/* The span bytes [0, n) that hold the first `packed` bytes of count
+ * elements of dtype (pieces_layout): a sender's copy must have reached n
+ * before they are packed. */
+static size_t span_holding(const opal_datatype_t *dt, size_t count, size_t span, size_t packed)
+{
+    size_t end;
+
+    if (opal_datatype_is_contiguous_memory_layout(dt, (int32_t) count)) {
+        return packed < span ? packed : span;
+    }
+    if (0 == packed || 0 == dt->size) {
+        return 0;
+    }
+    /* up to the end of the element that holds the last of those bytes */
+    end = (packed - 1) / dt->size * (size_t) (dt->ub - dt->lb) +
+          (size_t) (dt->true_ub - dt->true_lb);
+    return end < span ? end : span;
+}
+
+/* The span bytes [0, n) that are final once the first `packed` bytes were
+ * unpacked, in order, into a host copy that held the device's bytes
+ * (pieces_layout): every element before the one being filled, and the
+ * gaps among them. */
+static size_t span_final(const opal_datatype_t *dt, size_t count, size_t span, size_t packed)
+{
+    size_t whole;
+
+    if (0 == dt->size || packed >= dt->size * count) {
+        return span;
+    }
+    whole = packed / dt->size; /* complete elements */
+    return whole * (size_t) (dt->ub - dt->lb);
+}
+
+/* Is a send of this device buffer copied piece by piece: a layout the
+ * pieces can follow, not buffered, at least two pieces, larger than any
+ * eager message to the peer (whose first bytes, up to *head packed, go
+ * with the first message)? */
 static bool send_pieces_fit(size_t count, struct ompi_datatype_t *dtype,
                             mca_pml_base_send_mode_t mode, mca_bml_base_endpoint_t *ep, size_t span,
                             size_t *head)
 {
     return MCA_PML_BASE_SEND_BUFFERED != mode && NULL != ep &&
-           opal_datatype_is_contiguous_memory_layout(&dtype->super, (int32_t) count) &&
-           ob1x_cuda_pieces_fit(span) && (*head = eager_head(ep)) < span;
+           pieces_layout(&dtype->super, count) && ob1x_cuda_pieces_fit(span) &&
+           (*head = eager_head(ep)) < dtype->super.size * count;
 }
 
-/* Starts every piece's copy and waits for the first `head` bytes; the
- * FRAGs wait for the rest (ob1x_cuda_send_staged). */
+/* Starts every piece's copy and waits for the first `head` bytes of the
+ * span; the FRAGs wait for the rest (ob1x_cuda_send_staged). */
 static int send_pieces_start(ob1x_cuda_pieces_t *pieces, size_t head)
 {
     bool ready = false;
@@ -337,7 +381,8 @@ static int stage_send_pieces(const void *buf, size_t count, struct ompi_datatype
         return OMPI_SUCCESS;
     }
     *host = (char *) *block - gap;
-    if (OMPI_SUCCESS != send_pieces_start(*pieces, head)) {
+    if (OMPI_SUCCESS !=
+        send_pieces_start(*pieces, span_holding(&dtype->super, count, span, head))) {
         ob1x_cuda_pieces_free(*pieces);
         ob1x_cuda_stage_put(*block);
         *pieces = NULL;
@@ -349,8 +394,12 @@ static int stage_send_pieces(const void *buf, size_t count, struct ompi_datatype
 
 bool ob1x_cuda_send_staged(ob1x_send_request_t *req, size_t upto)
 {
+    const opal_datatype_t *dt = &req->base.req_base.req_datatype->super;
+    size_t count = req->base.req_base.req_count;
+    ptrdiff_t gap;
     bool ready = false;
 
+    upto = span_holding(dt, count, opal_datatype_span(dt, count, &gap), upto);
     if (OMPI_SUCCESS != ob1x_cuda_pieces_ready(req->cuda_pieces, upto, &ready)) {
         ob1x_send_fatal(req->base.req_base.req_proc, OMPI_ERROR); /* a copy failed */
     }
@@ -459,7 +508,10 @@ int ob1x_cuda_send_restage(ob1x_send_request_t *req)
     if (NULL != req->cuda_pieces) {
         /* the previous start's copies have all landed: it completed */
         ob1x_cuda_pieces_reset(req->cuda_pieces);
-        return send_pieces_start(req->cuda_pieces, eager_head(req->endpoint));
+        return send_pieces_start(req->cuda_pieces,
+                                 span_holding(&req->base.req_base.req_datatype->super,
+                                              req->base.req_base.req_count, span,
+                                              eager_head(req->endpoint)));
     }
     return copy_sync(req->cuda_stage, (const char *) req->cuda_user + gap, span);
 }
@@ -518,6 +570,7 @@ void ob1x_cuda_recv_setup(ob1x_recv_request_t *req, void **buf, size_t count,
     req->cuda_span = span;
     req->cuda_gap = gap;
     req->cuda_contig = opal_datatype_is_contiguous_memory_layout(&dtype->super, (int32_t) count);
+    req->cuda_piecewise = pieces_layout(&dtype->super, count);
     req->cuda_direct = false;
     req->cuda_stage = NULL;
     req->cuda_pieces = NULL;
@@ -558,6 +611,8 @@ void ob1x_cuda_recv_stage(ob1x_recv_request_t *req)
          * positions are relative to its base, which moves to the copy. */
         conv->pBaseBuf = host;
         req->base.req_base.req_addr = host;
+    }
+    if (req->cuda_piecewise) {
         req->cuda_pieces = ob1x_cuda_pieces_new((char *) req->cuda_user + req->cuda_gap,
                                                 req->cuda_stage, req->cuda_span);
     }
@@ -587,6 +642,16 @@ void ob1x_cuda_recv_landed(ob1x_recv_request_t *req, size_t offset, const struct
     }
     for (uint32_t i = 0; i < iov_count; ++i) {
         len += iov[i].iov_len;
+    }
+    if (!req->cuda_contig) {
+        /* strided: unpacked in order, into a copy that held the device's
+         * bytes (its gaps); a piece that could not start is copied at
+         * completion */
+        (void) ob1x_cuda_pieces_final_upto(
+            req->cuda_pieces,
+            span_final(&req->base.req_base.req_datatype->super, req->base.req_base.req_count,
+                       req->cuda_span, req->base.req_base.req_convertor.bConverted));
+        return;
     }
     end = offset + len < req->capacity ? offset + len : req->capacity;
     if (offset < end) {

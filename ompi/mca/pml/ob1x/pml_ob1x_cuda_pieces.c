@@ -9,9 +9,10 @@
  *   speed); the send begins once the first bytes are there, and each FRAG
  *   leaves once the pieces under it are done, so FRAGs follow the copy;
  * - receiver: a host-to-device piece starts as soon as every byte of it
- *   has arrived, in whatever order the fragments came; at completion only
- *   the pieces still missing (data that came by RDMA, a truncated tail)
- *   are copied, after which every copy has landed.
+ *   has arrived, in whatever order the fragments came (a strided buffer:
+ *   once the datatype's unpacking, which is in order, has passed it); at
+ *   completion only the pieces still missing (data that came by RDMA, a
+ *   truncated tail) are copied, after which every copy has landed.
  *
  * Pieces are pml_ob1x_cuda_stage_piece bytes (1 MiB), larger when a
  * message would need more than MAX_PIECES, so that a 1 GiB message costs 64
@@ -53,8 +54,8 @@ void ob1x_cuda_pieces_register_params(void)
     (void) mca_base_component_var_register(
         &mca_pml_ob1x_component.pmlm_version, "cuda_stage_piece",
         "Bytes per piece when ob1x copies a staged device (GPU) buffer piece by piece, so that "
-        "the copy overlaps the transfer (contiguous messages of at least two pieces; larger "
-        "pieces for messages of more than 64); 0: every copy whole, before the send or after "
+        "the copy overlaps the transfer (messages of at least two pieces, contiguous or strided "
+        "at a positive extent; larger pieces for messages of more than 64); 0: every copy whole, before the send or after "
         "the receive (docs/cuda.md)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
         &piece_size);
@@ -176,6 +177,16 @@ int ob1x_cuda_pieces_landed(ob1x_cuda_pieces_t *ps, size_t offset, size_t len)
         offset += take;
         if (ps->p[i].got == piece_len(ps, i) && !ps->p[i].started &&
             OMPI_SUCCESS != start(ps, i)) {
+            return OMPI_ERROR;
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
+int ob1x_cuda_pieces_final_upto(ob1x_cuda_pieces_t *ps, size_t upto)
+{
+    for (int i = 0; i < ps->n && (size_t) i * ps->size + piece_len(ps, i) <= upto; ++i) {
+        if (!ps->p[i].started && OMPI_SUCCESS != start(ps, i)) {
             return OMPI_ERROR;
         }
     }

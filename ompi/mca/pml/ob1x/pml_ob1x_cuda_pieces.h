@@ -34,6 +34,9 @@ int ob1x_cuda_pieces_ready(ob1x_cuda_pieces_t *ps, size_t upto, bool *ready);
 /* [offset, offset + len) of the source is final: count it, and start the
  * pieces it completes. */
 int ob1x_cuda_pieces_landed(ob1x_cuda_pieces_t *ps, size_t offset, size_t len);
+/* [0, upto) of the source is final: start the pieces wholly within it
+ * not started yet. */
+int ob1x_cuda_pieces_final_upto(ob1x_cuda_pieces_t *ps, size_t upto);
 /* Wait for every started piece, then copy those never started, within
  * [0, upto), in one go each (the receiver's completion). OMPI_SUCCESS or
  * OMPI_ERROR; *early: pieces that were copied before this call. */

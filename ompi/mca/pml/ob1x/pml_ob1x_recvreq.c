@@ -182,9 +182,6 @@ static void recv_unpack(ob1x_recv_request_t *req, size_t offset, struct iovec *i
         opal_convertor_set_position(conv, &position);
     }
     ob1x_convertor_unpack(conv, iov, iov_count);
-    if (OPAL_UNLIKELY(NULL != req->cuda_pieces)) {
-        ob1x_cuda_recv_landed(req, offset, iov, iov_count); /* contiguous: never early */
-    }
     while (NULL != (piece = (early_piece_t *) opal_list_get_first(&req->early_pieces)) &&
            &piece->super != opal_list_get_end(&req->early_pieces) &&
            piece->offset == conv->bConverted) {
@@ -193,6 +190,11 @@ static void recv_unpack(ob1x_recv_request_t *req, size_t offset, struct iovec *i
         ob1x_convertor_unpack(conv, &one, 1);
         OBJ_DESTRUCT(piece);
         free(piece);
+    }
+    if (OPAL_UNLIKELY(NULL != req->cuda_pieces)) {
+        /* contiguous: this payload (never early); strided: what the
+         * in-order unpacking has passed */
+        ob1x_cuda_recv_landed(req, offset, iov, iov_count);
     }
 }
 

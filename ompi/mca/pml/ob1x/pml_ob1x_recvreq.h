@@ -55,6 +55,7 @@ typedef struct ob1x_recv_request {
     size_t cuda_span;
     ptrdiff_t cuda_gap;
     bool cuda_contig;
+    bool cuda_piecewise; /* its host copy goes to the device in pieces */
     bool cuda_direct;
     /* Ranges of a direct device RGET that failed and come by FRAGs into
      * the host copy instead: only they are copied to the device. */

@@ -361,6 +361,26 @@ static void run_pool_classes(void)
             "unpins the blocks it is asked for again", pinned);
 }
 
+/* --warm (2 ranks over smcuda with CUDA IPC, a fresh job): a first device
+ * message of eager size starts the IPC set-up with the peer, so the first
+ * large device message after it goes by device RGET, not staged. */
+static void run_warm(void)
+{
+    unsigned long long staged0, rget0;
+
+    run_case(P_SEND, 1, 1, 1000, 1);
+    T_MPI(MPI_Barrier(MPI_COMM_WORLD)); /* the handshake's answer came in first */
+    staged0 = pv(PV_STAGED);
+    rget0 = pv(PV_RGET_DEV);
+    run_case(P_SEND, 1, 1, 3000000, 2);
+    T_CHECK(pv(PV_STAGED) == staged0, "the first large device message was staged (%llu bytes)",
+            pv(PV_STAGED) - staged0);
+    if (0 == rank) {
+        T_CHECK(pv(PV_RGET_DEV) - rget0 == 1, "the first large device message went by %llu "
+                "device RGETs, not 1", pv(PV_RGET_DEV) - rget0);
+    }
+}
+
 /* --direct-no-pin (2 ranks over smcuda with CUDA IPC): once IPC is up, a
  * device-to-device message of a size class not seen before goes by a
  * device RGET into the receive buffer itself, and the receiver takes no
@@ -564,6 +584,12 @@ int main(int argc, char **argv)
     bsend_buf = t_malloc((size_t) bsend_len);
     T_MPI(MPI_Buffer_attach(bsend_buf, bsend_len));
 
+    if (t_has_arg(argc, argv, "--warm")) {
+        run_warm();
+        T_MPI(MPI_Buffer_detach(&bsend_buf, &bsend_len));
+        free(bsend_buf);
+        return t_finalize();
+    }
     if (t_has_arg(argc, argv, "--direct-no-pin")) {
         run_direct_no_pin();
         T_MPI(MPI_Buffer_detach(&bsend_buf, &bsend_len));

@@ -5,8 +5,9 @@
 # memory PROT_NONE outside the emulation's copies (OB1X_CUEMU_PROTECT=1),
 # so any host access to it by ob1x or a BTL kills the job (pml.c).
 # Argument: the BTLs / case
-#   smcuda  2 ranks over btl/smcuda (no IPC on it: device buffers staged,
-#           or carried by device RGET where the BTL offers it)
+#   smcuda  2 ranks over btl/smcuda (CUDA IPC of the emulation: device RGETs
+#           once set up, staged before; a receive by device RGET pins no
+#           host copy; a first eager device message sets IPC up)
 #   self    1 rank sending to itself
 #   tcp     2 ranks over tcp: everything staged; one warning each for the
 #           strided buffer and for the peer without a device-get BTL
@@ -51,6 +52,8 @@ smcuda)
         fail "device buffers over smcuda"
     job -np 2 "${env[@]}" --mca pml ob1x --mca btl self,smcuda "$tmp/pml" --direct-no-pin ||
         fail "device RGETs took a host copy on the receiver"
+    job -np 2 "${env[@]}" --mca pml ob1x --mca btl self,smcuda "$tmp/pml" --warm ||
+        fail "a first eager device message did not set CUDA IPC up"
     ;;
 self)
     build_prog pml emu

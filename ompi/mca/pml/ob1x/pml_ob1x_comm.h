@@ -69,6 +69,7 @@ typedef struct ob1x_proc {
     uint64_t flow_gen_seen;     /* newest FLOW generation received from the peer */
     uint64_t flow_gen_sent;     /* generation of the last FLOW we sent to the peer */
     bool xoff_sent;             /* we told the peer we are congested */
+    bool cuda_warmed;           /* a device buffer was offered to its device-get BTL */
     opal_list_item_t xoff_item; /* on the list of peers told so */
     struct ompi_proc_t *proc;
     /* Its BTLs as the RDMA protocols see them (pml_ob1x_rdma.h), made on

@@ -206,6 +206,34 @@ static mca_bml_base_btl_t *device_get_btl(mca_bml_base_endpoint_t *ep)
 }
 
 /*
+ * The first device buffer sent to a process of the node, whatever its
+ * size, is registered once with the peer's device-get BTL and released:
+ * that starts the BTL's set-up (smcuda: the CUDA IPC handshake, started
+ * by whichever side first sends a device buffer), so that it is done by
+ * the first message large enough for a device RGET instead of staging
+ * that one. A registration is a BTL's documented start of it.
+ */
+static void device_warm(const void *buf, size_t count, struct ompi_datatype_t *dtype,
+                        ob1x_comm_peer_t *peer)
+{
+    mca_bml_base_btl_t *b = device_get_btl(peer->endpoint);
+    mca_btl_base_registration_handle_t *h;
+    ptrdiff_t gap;
+    size_t span = opal_datatype_span(&dtype->super, count, &gap);
+
+    peer->oproc->cuda_warmed = true;
+    if (NULL == b || NULL == b->btl->btl_register_mem || 0 == span ||
+        ob1x_handle_size(b->btl, true) > OB1X_MAX_HANDLE) {
+        return;
+    }
+    h = b->btl->btl_register_mem(b->btl, b->btl_endpoint, (char *) buf + gap, span,
+                                 MCA_BTL_REG_FLAG_REMOTE_READ | OB1X_BTL_REG_FLAG_DEVICE);
+    if (NULL != h) {
+        (void) b->btl->btl_deregister_mem(b->btl, h); /* was ready already */
+    }
+}
+
+/*
  * The device RGET, if it may carry this message: contiguous, not buffered
  * (MPI_Bsend packs into the attached buffer), of rendezvous size, to a
  * peer with a device-get BTL that registers the buffer now (NULL: CUDA IPC
@@ -223,6 +251,9 @@ device_rget_reg(const void *buf, size_t count, struct ompi_datatype_t *dtype,
     size_t size = dtype->super.size * count;
     bool local = OPAL_PROC_ON_LOCAL_NODE(peer->proc->super.proc_flags);
 
+    if (OPAL_UNLIKELY(local && NULL != peer->oproc && !peer->oproc->cuda_warmed)) {
+        device_warm(buf, count, dtype, peer);
+    }
     eager = mca_bml_base_btl_array_get_index(&ep->btl_eager, 0);
     if (MCA_PML_BASE_SEND_BUFFERED == mode || NULL == eager || size <= ob1x_eager_max(eager->btl)) {
         return NULL;

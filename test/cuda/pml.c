@@ -38,7 +38,7 @@ static int staged_only, host_only, no_pvars, expect_whole;
 
 enum { PV_STAGED, PV_RGET_DEV, PV_ENABLED, PV_PINNED, PV_REUSED, PV_PIECES, PV_N };
 static const char *const pv_names[PV_N] = {
-    "pml_ob1x_cuda_bytes_staged", "pml_ob1x_cuda_rget_device", "pml_ob1x_cuda_enabled",
+    "pml_ob1x_cuda_bytes_staged", "pml_ob1x_cuda_rget_device",  "pml_ob1x_cuda_enabled",
     "pml_ob1x_cuda_stage_pinned", "pml_ob1x_cuda_stage_reused", "pml_ob1x_cuda_stage_pieces"};
 static MPI_T_pvar_session pv_session;
 static MPI_T_pvar_handle pv_handle[PV_N];
@@ -355,10 +355,11 @@ static void run_pool_classes(void)
         run_case(P_SEND, 1, 1, 200000, 2 + i);
     }
     pinned = pv(PV_PINNED) - pinned0;
-    t_log("staging pool, two size classes: %llu blocks pinned, %llu reused", pinned,
-          pv(PV_REUSED));
-    T_CHECK(pinned <= 4, "%llu blocks pinned for 13 messages of two size classes: the pool "
-            "unpins the blocks it is asked for again", pinned);
+    t_log("staging pool, two size classes: %llu blocks pinned, %llu reused", pinned, pv(PV_REUSED));
+    T_CHECK(pinned <= 4,
+            "%llu blocks pinned for 13 messages of two size classes: the pool "
+            "unpins the blocks it is asked for again",
+            pinned);
 }
 
 /* --warm (2 ranks over smcuda with CUDA IPC, a fresh job): a first device
@@ -376,8 +377,10 @@ static void run_warm(void)
     T_CHECK(pv(PV_STAGED) == staged0, "the first large device message was staged (%llu bytes)",
             pv(PV_STAGED) - staged0);
     if (0 == rank) {
-        T_CHECK(pv(PV_RGET_DEV) - rget0 == 1, "the first large device message went by %llu "
-                "device RGETs, not 1", pv(PV_RGET_DEV) - rget0);
+        T_CHECK(pv(PV_RGET_DEV) - rget0 == 1,
+                "the first large device message went by %llu "
+                "device RGETs, not 1",
+                pv(PV_RGET_DEV) - rget0);
     }
 }
 
@@ -494,8 +497,7 @@ static void run_vector(int sdev, int rdev, int n)
      * there are several, i.e. between two processes). */
     pieced = (rank == src && sdev) || (rank == dst && rdev && nprocs > 1);
     if (!no_pvars && !host_only && !expect_whole && span >= ((size_t) 2 << 20) && pieced) {
-        T_CHECK(pv(PV_PIECES) > pieces0, "%s: the device side's copy was not made in pieces",
-                ctx);
+        T_CHECK(pv(PV_PIECES) > pieces0, "%s: the device side's copy was not made in pieces", ctx);
     }
     T_MPI(MPI_Type_free(&vec));
     free(h);

@@ -271,8 +271,7 @@ device_rget_reg(const void *buf, size_t count, struct ompi_datatype_t *dtype,
         }
         return NULL;
     }
-    if (NULL == b->btl->btl_register_mem ||
-        ob1x_handle_size(b->btl, true) > OB1X_MAX_HANDLE) {
+    if (NULL == b->btl->btl_register_mem || ob1x_handle_size(b->btl, true) > OB1X_MAX_HANDLE) {
         return NULL;
     }
     /* Directly, never through a registration cache: a device buffer's
@@ -340,8 +339,8 @@ static size_t span_holding(const opal_datatype_t *dt, size_t count, size_t span,
         return 0;
     }
     /* up to the end of the element that holds the last of those bytes */
-    end = (packed - 1) / dt->size * (size_t) (dt->ub - dt->lb) +
-          (size_t) (dt->true_ub - dt->true_lb);
+    end =
+        (packed - 1) / dt->size * (size_t) (dt->ub - dt->lb) + (size_t) (dt->true_ub - dt->true_lb);
     return end < span ? end : span;
 }
 
@@ -678,10 +677,10 @@ void ob1x_cuda_recv_landed(ob1x_recv_request_t *req, size_t offset, const struct
         /* strided: unpacked in order, into a copy that held the device's
          * bytes (its gaps); a piece that could not start is copied at
          * completion */
-        (void) ob1x_cuda_pieces_final_upto(
-            req->cuda_pieces,
-            span_final(&req->base.req_base.req_datatype->super, req->base.req_base.req_count,
-                       req->cuda_span, req->base.req_base.req_convertor.bConverted));
+        (void) ob1x_cuda_pieces_final_upto(req->cuda_pieces,
+                                           span_final(&req->base.req_base.req_datatype->super,
+                                                      req->base.req_base.req_count, req->cuda_span,
+                                                      req->base.req_base.req_convertor.bConverted));
         return;
     }
     end = offset + len < req->capacity ? offset + len : req->capacity;

@@ -31,8 +31,8 @@
 #define MAX_PIECES 64
 
 typedef struct {
-    size_t got;  /* receiver: bytes of it that have arrived */
-    int ticket;  /* the copy's, once started */
+    size_t got; /* receiver: bytes of it that have arrived */
+    int ticket; /* the copy's, once started */
     bool started;
     bool done;
 } piece_t;
@@ -43,7 +43,7 @@ struct ob1x_cuda_pieces {
     size_t len;
     size_t size; /* bytes per piece; the last may be shorter */
     int n;
-    int done;    /* leading pieces known copied */
+    int done; /* leading pieces known copied */
     piece_t p[];
 };
 
@@ -55,8 +55,8 @@ void ob1x_cuda_pieces_register_params(void)
         &mca_pml_ob1x_component.pmlm_version, "cuda_stage_piece",
         "Bytes per piece when ob1x copies a staged device (GPU) buffer piece by piece, so that "
         "the copy overlaps the transfer (messages of at least two pieces, contiguous or strided "
-        "at a positive extent; larger pieces for messages of more than 64); 0: every copy whole, before the send or after "
-        "the receive (docs/cuda.md)",
+        "at a positive extent; larger pieces for messages of more than 64); 0: every copy "
+        "whole, before the send or after the receive (docs/cuda.md)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_LOCAL,
         &piece_size);
 }
@@ -175,8 +175,7 @@ int ob1x_cuda_pieces_landed(ob1x_cuda_pieces_t *ps, size_t offset, size_t len)
 
         ps->p[i].got += take;
         offset += take;
-        if (ps->p[i].got == piece_len(ps, i) && !ps->p[i].started &&
-            OMPI_SUCCESS != start(ps, i)) {
+        if (ps->p[i].got == piece_len(ps, i) && !ps->p[i].started && OMPI_SUCCESS != start(ps, i)) {
             return OMPI_ERROR;
         }
     }

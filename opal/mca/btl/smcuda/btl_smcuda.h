@@ -238,6 +238,7 @@ typedef struct mca_btl_smcuda_module_t {
     size_t seg_size;
     char seg_path[256]; /* its name, or for a nameless segment its directory */
     bool seg_named;     /* seg_path names it (still): btl_smcuda_named_segment */
+    bool seg_unlinked;  /* ... not yet: the name is given at add_procs (mca_btl_smcuda_name_segment) */
     smcuda_seg_hdr_t *hdr;
     smcuda_fifo_t *fifo;
     uint32_t fifo_mask;
@@ -504,6 +505,9 @@ void mca_btl_smcuda_poll_ring_add(mca_btl_smcuda_module_t *m, mca_btl_base_endpo
 
 /* removes the name of our segment, if it has one (btl_smcuda_component.c) */
 void mca_btl_smcuda_unlink_segment(mca_btl_smcuda_module_t *m);
+/* Gives a named segment made without its name (O_TMPFILE) that name, once:
+ * at the first add_procs, when the job's peers are about to open it. */
+void mca_btl_smcuda_name_segment(mca_btl_smcuda_module_t *m);
 
 /* CUDA IPC (btl_smcuda_cuda.c; docs/cuda.md, "btl/smcuda"): the per-peer
  * handshake, device registrations, gets from a peer's device memory

@@ -591,27 +591,67 @@ static void __attribute__((destructor)) unlink_at_exit(void)
     }
 }
 
-/* A file named after our job, rank and pid, which the run time is asked to
- * remove when the job ends: a process killed before every peer attached
- * (and so before the last one removed the name) cannot do it itself. */
+/* Asks the run time to remove the name when the job ends: a process
+ * killed before every peer attached (and so before the last one removed
+ * the name) cannot do it itself. */
+static void register_name_cleanup(mca_btl_smcuda_module_t *m)
+{
+    if (NULL != opal_pmix.register_cleanup) {
+        (void) opal_pmix.register_cleanup(m->seg_path, false, false, false);
+    }
+}
+
+/* A file named after our job, rank and pid. Where the file system can, it
+ * is made without a name (O_TMPFILE) and named only at add_procs
+ * (mca_btl_smcuda_name_segment): an MPI_Init that fails before, even by a
+ * kill, leaves nothing; the run time's cleanup of a killed process's
+ * files, which it would otherwise depend on, was seen to miss them. */
 static int create_named(mca_btl_smcuda_module_t *m, const char *dir)
 {
+    int fd;
+
     snprintf(m->seg_path, sizeof(m->seg_path), "%s/ob1x_smcuda.%u.%u.%d", dir,
              (unsigned) OPAL_PROC_MY_NAME.jobid, (unsigned) OPAL_PROC_MY_NAME.vpid, (int) getpid());
     m->seg_named = true;
     seg_namer = getpid();
-    if (NULL != opal_pmix.register_cleanup) {
-        (void) opal_pmix.register_cleanup(m->seg_path, false, false, false);
+    fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, S_IRUSR | S_IWUSR);
+    if (fd >= 0) {
+        m->seg_unlinked = true;
+        return fd;
     }
+    m->seg_unlinked = false;
+    register_name_cleanup(m);
     return open(m->seg_path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, S_IRUSR | S_IWUSR);
+}
+
+void mca_btl_smcuda_name_segment(mca_btl_smcuda_module_t *m)
+{
+    char self_fd[64];
+
+    if (!m->seg_named || !m->seg_unlinked) {
+        return;
+    }
+    m->seg_unlinked = false;
+    register_name_cleanup(m);
+    snprintf(self_fd, sizeof(self_fd), "/proc/self/fd/%d", m->seg_fd);
+    if (0 != linkat(AT_FDCWD, self_fd, AT_FDCWD, m->seg_path, AT_SYMLINK_FOLLOW)) {
+        /* the peers cannot open it: they find us unreachable */
+        opal_output_verbose(1, mca_btl_smcuda_component.output,
+                            "btl/smcuda: cannot name the segment %s: %s", m->seg_path,
+                            strerror(errno));
+        m->seg_named = false;
+    }
 }
 
 /* Removes the segment's name, if it has one (still). */
 void mca_btl_smcuda_unlink_segment(mca_btl_smcuda_module_t *m)
 {
     if (m->seg_named) {
-        (void) unlink(m->seg_path);
+        if (!m->seg_unlinked) {
+            (void) unlink(m->seg_path);
+        }
         m->seg_named = false;
+        m->seg_unlinked = false;
     }
 }
 

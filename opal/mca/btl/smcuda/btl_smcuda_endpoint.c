@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -108,6 +109,14 @@ static int map_published(const smcuda_modex_t *mx, unsigned char **seg)
     int rc;
 
     if ('\0' != mx->path[0]) {
+        /* The owner names its segment at its own add_procs
+         * (mca_btl_smcuda_name_segment), which may come a little after
+         * ours: wait for the name while the owner lives, up to 20 s. */
+        for (int i = 0; i < 20000 && 0 != access(mx->path, F_OK) && ENOENT == errno &&
+                        (0 == kill(mx->pid, 0) || EPERM == errno);
+             ++i) {
+            usleep(1000);
+        }
         return mca_btl_smcuda_endpoint_map(mx->path, mx->seg_size, mx->pid, seg);
     }
     snprintf(proc_path, sizeof(proc_path), "/proc/%d/fd/%d", (int) mx->pid, (int) mx->fd);

@@ -161,6 +161,7 @@ int mca_btl_smcuda_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
     mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
     opal_proc_t *self = opal_proc_local_get();
 
+    mca_btl_smcuda_name_segment(m); /* before any peer of our job opens it */
     for (size_t i = 0; i < nprocs; ++i) {
         opal_proc_t *proc = procs[i];
         mca_btl_base_endpoint_t *ep = NULL;

@@ -62,7 +62,19 @@ for want in "same-gpu  sweep" "same-gpu  mix" "same-gpu  noncontig" "same-gpu  i
         fail "damaged data not seen: no 'FAIL $want ... wrong' in the summary"
 done
 
-# files of the damaged run's aborted jobs: ours by their tag
+# The sweep's IPC check can fail: with cuIpcGetMemHandle failing every
+# device message is staged, and ipc=require must say so (data still right).
+"$script" --emulate --builddir "$OB1X_BUILDDIR" --out "$tmp/noipc" --runs same-gpu \
+    --ipc require --env OB1X_CUEMU_FAIL=cuIpcGetMemHandle --sizes 0,1,4097,1M,3M+1 \
+    >"$tmp/noipc.out" 2>&1
+rc=$?
+sed 's/^/    /' "$tmp/noipc.out"
+[ $rc -ne 0 ] || fail "run-gpu-checks --ipc require passed with CUDA IPC failing"
+grep -q "^FAIL same-gpu  sweep .*not wholly by CUDA IPC" "$tmp/noipc/summary.txt" ||
+    fail "staged messages not seen: no 'FAIL same-gpu sweep ... not wholly by CUDA IPC'"
+! grep -q "wrong" "$tmp/noipc/summary.txt" || fail "data wrong with CUDA IPC failing"
+
+# files of the damaged and the IPC-less runs' jobs: ours by their tag
 left=$(comm -13 <(echo "$before") <(shm) | tr '\n' ' ')
 # shellcheck disable=SC2086
 [ -z "${left// /}" ] || rm -f $left

@@ -205,6 +205,21 @@ static mca_bml_base_btl_t *device_get_btl(mca_bml_base_endpoint_t *ep)
     return NULL;
 }
 
+/* Registers [base, base + len) of device memory with the device-get BTL b
+ * for the peer to read, directly, never through a registration cache (a
+ * device buffer's registration names its allocation, which may be freed at
+ * any time). NULL: the BTL cannot (yet) serve it, or its handle would not
+ * fit our headers. */
+static mca_btl_base_registration_handle_t *device_register(mca_bml_base_btl_t *b, void *base,
+                                                           size_t len)
+{
+    if (NULL == b->btl->btl_register_mem || ob1x_handle_size(b->btl, true) > OB1X_MAX_HANDLE) {
+        return NULL;
+    }
+    return b->btl->btl_register_mem(b->btl, b->btl_endpoint, base, len,
+                                    MCA_BTL_REG_FLAG_REMOTE_READ | OB1X_BTL_REG_FLAG_DEVICE);
+}
+
 /*
  * The first device buffer sent to a process of the node, whatever its
  * size, is registered once with the peer's device-get BTL and released:
@@ -222,12 +237,10 @@ static void device_warm(const void *buf, size_t count, struct ompi_datatype_t *d
     size_t span = opal_datatype_span(&dtype->super, count, &gap);
 
     peer->oproc->cuda_warmed = true;
-    if (NULL == b || NULL == b->btl->btl_register_mem || 0 == span ||
-        ob1x_handle_size(b->btl, true) > OB1X_MAX_HANDLE) {
+    if (NULL == b || 0 == span) {
         return;
     }
-    h = b->btl->btl_register_mem(b->btl, b->btl_endpoint, (char *) buf + gap, span,
-                                 MCA_BTL_REG_FLAG_REMOTE_READ | OB1X_BTL_REG_FLAG_DEVICE);
+    h = device_register(b, (char *) buf + gap, span);
     if (NULL != h) {
         (void) b->btl->btl_deregister_mem(b->btl, h); /* was ready already */
     }
@@ -271,13 +284,7 @@ device_rget_reg(const void *buf, size_t count, struct ompi_datatype_t *dtype,
         }
         return NULL;
     }
-    if (NULL == b->btl->btl_register_mem || ob1x_handle_size(b->btl, true) > OB1X_MAX_HANDLE) {
-        return NULL;
-    }
-    /* Directly, never through a registration cache: a device buffer's
-     * registration names its allocation, which may be freed at any time. */
-    h = b->btl->btl_register_mem(b->btl, b->btl_endpoint, (char *) buf + dtype->super.true_lb, size,
-                                 MCA_BTL_REG_FLAG_REMOTE_READ | OB1X_BTL_REG_FLAG_DEVICE);
+    h = device_register(b, (char *) buf + dtype->super.true_lb, size);
     *out = b;
     return h;
 }

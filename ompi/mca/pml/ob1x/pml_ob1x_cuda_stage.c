@@ -130,6 +130,19 @@ void *ob1x_cuda_stage_get(size_t span)
     return (char *) b + HDR;
 }
 
+/* Under the lock: moves idle blocks of class c to *evicted until size more
+ * bytes fit in the cache. */
+static void evict(uint32_t c, size_t size, block_t **evicted)
+{
+    while (NULL != free_list[c] && idle_bytes + size > cache_limit) {
+        block_t *e = free_list[c];
+        free_list[c] = e->next;
+        idle_bytes -= class_size(c);
+        e->next = *evicted;
+        *evicted = e;
+    }
+}
+
 /* Under the lock: takes idle blocks off their lists until size more bytes
  * fit in the cache (size is at most the limit): other classes' first, the
  * largest first, then keep's own; returns them chained. */
@@ -137,24 +150,12 @@ static block_t *make_room(uint32_t keep, size_t size)
 {
     block_t *evicted = NULL;
 
-    for (uint32_t c = N_CLASSES; idle_bytes + size > cache_limit && c-- > 0;) {
-        while (c != keep && NULL != free_list[c] && idle_bytes + size > cache_limit) {
-            block_t *e = free_list[c];
-            free_list[c] = e->next;
-            idle_bytes -= class_size(c);
-            e->next = evicted;
-            evicted = e;
+    for (uint32_t c = N_CLASSES; c-- > 0;) {
+        if (c != keep) {
+            evict(c, size, &evicted);
         }
     }
-    if (idle_bytes + size > cache_limit) {
-        while (NULL != free_list[keep] && idle_bytes + size > cache_limit) {
-            block_t *e = free_list[keep];
-            free_list[keep] = e->next;
-            idle_bytes -= class_size(keep);
-            e->next = evicted;
-            evicted = e;
-        }
-    }
+    evict(keep, size, &evicted);
     return evicted;
 }
 

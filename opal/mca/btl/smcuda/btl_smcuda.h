@@ -238,7 +238,7 @@ typedef struct mca_btl_smcuda_module_t {
     size_t seg_size;
     char seg_path[256]; /* its name, or for a nameless segment its directory */
     bool seg_named;     /* seg_path names it (still): btl_smcuda_named_segment */
-    bool seg_unlinked;  /* ... not yet: named at add_procs (mca_btl_smcuda_name_segment) */
+    bool seg_unnamed;   /* ... not yet: named at add_procs (mca_btl_smcuda_name_segment) */
     smcuda_seg_hdr_t *hdr;
     smcuda_fifo_t *fifo;
     uint32_t fifo_mask;

@@ -616,10 +616,10 @@ static int create_named(mca_btl_smcuda_module_t *m, const char *dir)
     seg_namer = getpid();
     fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, S_IRUSR | S_IWUSR);
     if (fd >= 0) {
-        m->seg_unlinked = true;
+        m->seg_unnamed = true;
         return fd;
     }
-    m->seg_unlinked = false;
+    m->seg_unnamed = false;
     register_name_cleanup(m);
     return open(m->seg_path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, S_IRUSR | S_IWUSR);
 }
@@ -628,10 +628,10 @@ void mca_btl_smcuda_name_segment(mca_btl_smcuda_module_t *m)
 {
     char self_fd[64];
 
-    if (!m->seg_named || !m->seg_unlinked) {
+    if (!m->seg_named || !m->seg_unnamed) {
         return;
     }
-    m->seg_unlinked = false;
+    m->seg_unnamed = false;
     register_name_cleanup(m);
     snprintf(self_fd, sizeof(self_fd), "/proc/self/fd/%d", m->seg_fd);
     if (0 != linkat(AT_FDCWD, self_fd, AT_FDCWD, m->seg_path, AT_SYMLINK_FOLLOW)) {
@@ -647,11 +647,11 @@ void mca_btl_smcuda_name_segment(mca_btl_smcuda_module_t *m)
 void mca_btl_smcuda_unlink_segment(mca_btl_smcuda_module_t *m)
 {
     if (m->seg_named) {
-        if (!m->seg_unlinked) {
+        if (!m->seg_unnamed) {
             (void) unlink(m->seg_path);
         }
         m->seg_named = false;
-        m->seg_unlinked = false;
+        m->seg_unnamed = false;
     }
 }
 

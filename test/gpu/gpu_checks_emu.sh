@@ -30,7 +30,8 @@ export OB1X_CUEMU_TAG=g$$
 shm() { find /dev/shm -maxdepth 1 -name "ob1x-cuemu.$OB1X_CUEMU_TAG.*" 2>/dev/null | sort; }
 before=$(shm)
 
-"$script" --emulate --builddir "$OB1X_BUILDDIR" --out "$tmp/good" >"$tmp/good.out" 2>&1
+"$script" --emulate --builddir "$OB1X_BUILDDIR" --work "$tmp/work" --out "$tmp/good" \
+    >"$tmp/good.out" 2>&1
 rc=$?
 sed 's/^/    /' "$tmp/good.out"
 sum=$tmp/good/summary.txt
@@ -52,7 +53,7 @@ if [ -n "${left// /}" ]; then
     fail "device memory files left in /dev/shm: $left"
 fi
 
-"$script" --emulate --builddir "$OB1X_BUILDDIR" --out "$tmp/bad" --runs same-gpu \
+"$script" --emulate --builddir "$OB1X_BUILDDIR" --work "$tmp/work" --out "$tmp/bad" --runs same-gpu \
     --corrupt 4100 >"$tmp/bad.out" 2>&1
 rc=$?
 sed 's/^/    /' "$tmp/bad.out"
@@ -64,7 +65,7 @@ done
 
 # The sweep's IPC check can fail: with cuIpcGetMemHandle failing every
 # device message is staged, and ipc=require must say so (data still right).
-"$script" --emulate --builddir "$OB1X_BUILDDIR" --out "$tmp/noipc" --runs same-gpu \
+"$script" --emulate --builddir "$OB1X_BUILDDIR" --work "$tmp/work" --out "$tmp/noipc" --runs same-gpu \
     --ipc require --env OB1X_CUEMU_FAIL=cuIpcGetMemHandle --sizes 0,1,4097,1M,3M+1 \
     >"$tmp/noipc.out" 2>&1
 rc=$?

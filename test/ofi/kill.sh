@@ -50,6 +50,11 @@ done
 wait "$job"
 rc=$?
 t_end=$(now)
+# the job may end between two looks: its kill then came less than one
+# look (0.1 s) before the end
+if [ -z "$t_kill" ] && grep -q '^worker: killing' "$tmp/out"; then
+    t_kill=$t_end
+fi
 cat "$tmp/out"
 # The killed job's ranks never finalized: remove what libfabric's shm
 # provider left in /dev/shm for them (a later process given the same pid

@@ -196,6 +196,8 @@ struct mca_btl_base_endpoint_t {
     opal_list_t pending;  /* our fragments waiting for room in the peer's FIFO */
     bool on_pending_list;
     bool copy_ok;      /* single-copy works with this peer */
+    int32_t split_lead; /* bytes the reader's chunk of a two-chunk shared get
+                         * takes beyond half (btl_smcuda_rdma.c) */
     bool self;         /* our own process (btl_smcuda_self.c) */
     opal_mutex_t lock; /* send side, only taken when threads are in use */
     void *accel;       /* accelerator (GPU IPC) state; NULL for host-only peers */

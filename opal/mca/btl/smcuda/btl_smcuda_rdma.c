@@ -13,13 +13,12 @@
  * completes (from our progress) when every chunk is done.
  */
 #include "btl_smcuda.h"
+#include "btl_smcuda_split.h"
 
 #include <string.h>
 
 #include "common_ob1x_hints.h"
 
-#define SMCUDA_SPLIT_MIN_CHUNK (32 * 1024)
-#define SMCUDA_SPLIT_GOOD_CHUNK (256 * 1024)
 
 typedef struct {
     smcuda_rdma_done_t done;
@@ -82,7 +81,7 @@ static inline int job_chunk(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t 
                             smcuda_copy_job_t *job, uint32_t c, bool reader)
 {
     uint64_t off = (uint64_t) c * job->chunk;
-    size_t n = (size_t) (job->len - off < job->chunk ? job->len - off : job->chunk);
+    size_t n = (size_t) smcuda_split_len(job->len, job->chunk, job->nchunks, c);
     int rc;
 
     if (reader) {
@@ -166,30 +165,10 @@ void mca_btl_smcuda_copy_req(mca_btl_smcuda_module_t *m, const void *msg, size_t
     }
     job = (smcuda_copy_job_t *) (ep->seg + ((smcuda_seg_hdr_t *) ep->seg)->jobs_off) + req.job;
     while ((c = job_claim(job, req.gen)) >= 0) {
-        uint64_t off = (uint64_t) c * job->chunk;
         smcuda_pv_add(SMCUDA_PV_GET_HELPED_BYTES,
-                      job->len - off < job->chunk ? job->len - off : job->chunk);
+                      smcuda_split_len(job->len, job->chunk, job->nchunks, (uint32_t) c));
         (void) job_chunk(m, ep, job, (uint32_t) c, false);
     }
-}
-
-/* The chunk size of a shared get of `size` bytes. 16 chunks: enough to
- * balance two cores, few enough that the system call and hand-off per
- * chunk stay small next to its copy; but chunks of about
- * SMCUDA_SPLIT_GOOD_CHUNK at least: a 256-512 KiB get cut in 16 spent more
- * on its 16 calls than the second core saved (ping-pong 22-25 us at 256
- * KiB, 14 unshared). And an even number of them: the two cores claim
- * chunks as they go, so with three equal chunks one core copies two while
- * the other waits (768 KiB: one third longer than two halves). */
-static uint64_t split_chunk(size_t size)
-{
-    uint64_t chunk = SMCUDA_ALIGN(size / 16, 4096);
-
-    if (chunk < SMCUDA_SPLIT_GOOD_CHUNK) {
-        size_t pairs = (size + 2 * SMCUDA_SPLIT_GOOD_CHUNK - 1) / (2 * SMCUDA_SPLIT_GOOD_CHUNK);
-        chunk = SMCUDA_ALIGN((size + 2 * pairs - 1) / (2 * pairs), 4096);
-    }
-    return chunk < SMCUDA_SPLIT_MIN_CHUNK ? SMCUDA_SPLIT_MIN_CHUNK : chunk;
 }
 
 /* Posts a shared job and works on it; false when no slot or ring room. */
@@ -199,9 +178,10 @@ static bool get_shared(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, 
     smcuda_copy_req_t req;
     smcuda_copy_job_t *job;
     uint64_t chunk;
-    uint32_t gen;
-    int slot, rc = OPAL_SUCCESS;
+    uint32_t gen, nchunks;
+    int slot, rc = OPAL_SUCCESS, mine = 0;
     int64_t c;
+    bool done;
 
     if (0xffffu == (m->jobs_busy & 0xffffu)) {
         return false;
@@ -209,12 +189,16 @@ static bool get_shared(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, 
     slot = __builtin_ctz(~m->jobs_busy);
     job = &m->jobs[slot];
     gen = ++m->job_gen[slot];
-    chunk = split_chunk(size);
+    chunk = smcuda_split_chunk(size);
+    nchunks = (uint32_t) ((size + chunk - 1) / chunk);
+    if (2 == nchunks) {
+        chunk = smcuda_split_first(size, ep->split_lead);
+    }
     job->src = remote;
     job->dst = (uint64_t) (uintptr_t) local;
     job->len = size;
     job->chunk = (uint32_t) chunk;
-    job->nchunks = (uint32_t) ((size + chunk - 1) / chunk);
+    job->nchunks = nchunks;
     job->done = 0;
     job->failed = 0;
     /* release: the description above is visible to whoever claims */
@@ -231,11 +215,18 @@ static bool get_shared(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, 
     while ((c = job_claim(job, gen)) >= 0) {
         int r = job_chunk(m, ep, job, (uint32_t) c, true);
         rc = OPAL_SUCCESS == rc ? r : rc;
+        ++mine;
     }
     mca_btl_smcuda_path_get(m, size);
     job_state[slot].status = rc;
     /* acquire: the helper's chunks are in place */
-    if (__atomic_load_n(&job->done, __ATOMIC_ACQUIRE) == job->nchunks) {
+    done = __atomic_load_n(&job->done, __ATOMIC_ACQUIRE) == job->nchunks;
+    if (2 == job->nchunks && 1 == mine) {
+        /* the helper took the other chunk: was it in place first? (a job
+         * we copied whole says nothing of the balance) */
+        ep->split_lead = smcuda_split_learn(ep->split_lead, done);
+    }
+    if (done) {
         job_finish(m, slot);
     }
     return true;

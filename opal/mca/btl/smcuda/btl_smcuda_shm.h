@@ -184,7 +184,8 @@ typedef struct smcuda_copy_job_t {
     uint64_t src;   /* first byte in the data owner's address space */
     uint64_t dst;   /* first byte in the reader's address space */
     uint64_t len;   /* bytes */
-    uint32_t chunk; /* bytes per chunk (last one shorter) */
+    uint32_t chunk; /* bytes per chunk; the last one is the rest (shorter, or in a
+                     * two-chunk job longer too: btl_smcuda_rdma.c) */
     uint32_t nchunks;
     uint8_t pad0[SMCUDA_CACHE_LINE - 32];
     /* generation:32 | next chunk:32.  Written (release) by the reader when

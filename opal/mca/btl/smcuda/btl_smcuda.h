@@ -84,6 +84,8 @@ enum {
     SMCUDA_PV_ATOMIC_OPS,
     /* single-copy bytes moved through a bounce buffer (kernel copy at a slow distance) */
     SMCUDA_PV_CMA_BOUNCED_BYTES,
+    SMCUDA_PV_HANDOFF_SAMPLES, /* fragments timed as hand-off samples (receiver side) */
+    SMCUDA_PV_HANDOFF_NS,      /* level: the hand-off figure published last (ns) */
     SMCUDA_PV_GUEST_PEERS, /* local peers of other jobs attached (either side) */
     /* CUDA IPC (btl_smcuda_cuda.c) */
     SMCUDA_PV_IPC_SETUPS_OK,       /* peers with which the handshake turned IPC on */
@@ -211,6 +213,12 @@ OBJ_CLASS_DECLARATION(mca_btl_base_endpoint_t);
 
 /* Hand-off samples whose least is published (btl_smcuda_path.c). */
 #define SMCUDA_HANDOFF_SAMPLES 16
+/* FIFO fragments of at least this many bytes may carry a hand-off stamp:
+ * pipeline fragments, and the first fragment and the tail of a message
+ * just above the eager limit (too large for the ring: 4-8 KiB with the
+ * defaults), whose copy path is what a far receiver makes slow. Smaller
+ * ones are not worth a clock read. */
+#define SMCUDA_HANDOFF_MIN_BYTES 1024
 
 /* Intervals between arrivals measured together (btl_smcuda_path.c). */
 #define SMCUDA_RUN_FRAGS 16

@@ -96,6 +96,14 @@ static const ob1x_pvar_t pvars[] = {
         "Bytes of single-copy transfers (CMA) moved through a bounce buffer because the kernel's "
         "copy would have run at its slow distance (destination 1..15 bytes past the source modulo "
         "4096)"),
+    COUNTER(HANDOFF_SAMPLES, "handoff_samples",
+            "Fragments from local peers whose push-to-pop delay this process timed as a sample of "
+            "the hand-off between the two cores (btl_smcuda_far_handoff_ns)"),
+    {"handoff_ns",
+     "The least push-to-pop delay of the last 16 hand-off samples, in ns, as published to "
+     "senders (0: none yet); a sender takes this process for far from btl_smcuda_far_handoff_ns "
+     "up",
+     MCA_BASE_PVAR_CLASS_LEVEL, &mca_btl_smcuda_component.pv[SMCUDA_PV_HANDOFF_NS]},
     COUNTER(GUEST_PEERS, "guest_peers",
             "Local peers of other jobs (MPI_Comm_spawn, MPI_Comm_connect/accept) reached through "
             "shared memory"),
@@ -327,7 +335,7 @@ static const ob1x_param_t params[] = {
      .def = 220,
      .level = OPAL_INFO_LVL_5,
      .description = "A receiver that takes at least this many nanoseconds to see a fragment "
-                    "pushed into its FIFO (the least of 16 sampled pipeline fragments, renewed "
+                    "pushed into its FIFO (the least of 16 sampled fragments of 1 KiB or more, renewed "
                     "after 1 s) is published to the upper layer as far away: the cores do not "
                     "share a cache and every line that crosses costs that much, so single copy "
                     "beats the copy path below cma_min_size too; a figure of 4 times this or "

@@ -155,6 +155,9 @@ static int handle_frag(mca_btl_smcuda_module_t *m, uint64_t ref)
         if (0 != hdr->stamp && m->was_idle) {
             mca_btl_smcuda_path_handoff(m, hdr->stamp, now);
         }
+    } else if (SMCUDA_UNLIKELY(0 != hdr->stamp) && m->was_idle) {
+        /* a stamped fragment within the eager limit (4-8 KiB messages) */
+        mca_btl_smcuda_path_handoff(m, hdr->stamp, mca_btl_smcuda_now_ns());
     }
     deliver(m, hdr->tag, hdr + 1, hdr->len);
     ep->recv_seq++;

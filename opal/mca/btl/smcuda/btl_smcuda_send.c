@@ -60,9 +60,13 @@ static inline bool push_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t
     hdr->seq = ep->send_seq;
     hdr->complete = 0;
     hdr->stamp = 0;
-    /* one pipeline fragment in four carries its push time: the receiver
-     * measures how far away we are (btl_smcuda_path.c) */
-    if (SMCUDA_UNLIKELY(hdr->len > m->super.btl_eager_limit) && 0 == (++ep->ho_tick & 3) &&
+    /* one fragment in three of a kilobyte or more carries its push time:
+     * the receiver measures how far away we are (btl_smcuda_path.c). In
+     * three, not four: a message of two fragments (4-8 KiB) then has its
+     * first one stamped every other time; its second one follows the
+     * receiver's answer, often before the receiver has marked the first
+     * one done, and is no sample then (caught_up) */
+    if (SMCUDA_UNLIKELY(hdr->len >= SMCUDA_HANDOFF_MIN_BYTES) && 0 == ++ep->ho_tick % 3 &&
         caught_up(ep)) {
         hdr->stamp = (uint32_t) mca_btl_smcuda_now_ns() | 1u;
     }

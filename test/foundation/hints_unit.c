@@ -166,8 +166,14 @@ static int rule(void)
     CHECK(ob1x_hints_prefer_copy(&h, 65536, true), "stream, copy measured faster: copy");
     h.single_ps = 50;
     CHECK(!ob1x_hints_prefer_copy(&h, 65536, true), "stream, single measured faster: single");
+    h.single_ps = 200;
+    h.far = true;
+    CHECK(!ob1x_hints_prefer_copy(&h, 65536, true), "stream, far, copy measured faster: single");
+    h.far = false;
     h.adapt = false;
     CHECK(ob1x_hints_prefer_copy(&h, 65536, true), "stream, adapt off: copy");
+    h.far = true;
+    CHECK(!ob1x_hints_prefer_copy(&h, 65536, true), "stream, adapt off, far: single copy");
     return 0;
 }
 

@@ -114,8 +114,8 @@ int main(int argc, char **argv)
     /* the peer's figure decides our choice: exchange them */
     {
         unsigned long long peer_ns = 0;
-        MPI_Sendrecv(&ns, 1, MPI_UNSIGNED_LONG_LONG, peer, 8, &peer_ns, 1,
-                     MPI_UNSIGNED_LONG_LONG, peer, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Sendrecv(&ns, 1, MPI_UNSIGNED_LONG_LONG, peer, 8, &peer_ns, 1, MPI_UNSIGNED_LONG_LONG,
+                     peer, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         /* Figures are renewed while the copy path is taken, and the
          * sender reads them every 256 messages: only a figure clear of the
          * thresholds by 10% says which way the last messages went. */

@@ -42,11 +42,10 @@ static void check_cover(uint64_t len, uint64_t chunk, uint32_t nchunks)
 
 static void test_sizes(void)
 {
-    static const uint64_t sizes[] = {32 * 1024 + 1,    64 * 1024 - 1,    64 * 1024,
-                                     64 * 1024 + 7,    96 * 1024,        100000,
-                                     256 * 1024,       512 * 1024 - 64,  512 * 1024,
-                                     512 * 1024 + 1,   768 * 1024,       1000 * 1000,
-                                     4 * 1024 * 1024,  5 * 1024 * 1024 + 3, 32 * 1024 * 1024};
+    static const uint64_t sizes[] = {
+        32 * 1024 + 1, 64 * 1024 - 1, 64 * 1024,       64 * 1024 + 7,       96 * 1024,
+        100000,        256 * 1024,    512 * 1024 - 64, 512 * 1024,          512 * 1024 + 1,
+        768 * 1024,    1000 * 1000,   4 * 1024 * 1024, 5 * 1024 * 1024 + 3, 32 * 1024 * 1024};
     static const int32_t leads[] = {0, 256, -256, 4096, -4096, 1000000, -1000000, 65536, -65536};
 
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); ++i) {
@@ -121,18 +120,18 @@ static void test_settle(double rns, double hns, double late)
         }
     }
     UNIT_CHECK(worst <= 2.0 * (rns + hns) * SMCUDA_SPLIT_LEAD_STEP / 1024 + 1, return,
-               "reader %.0f ns/KiB, helper %.0f ns/KiB from %.0f ns: ends still %.0f ns apart",
-               rns, hns, late, worst);
+               "reader %.0f ns/KiB, helper %.0f ns/KiB from %.0f ns: ends still %.0f ns apart", rns,
+               hns, late, worst);
 }
 
 int main(void)
 {
     test_sizes();
     test_learn();
-    test_settle(53, 59, 250);  /* the Xeon VM of the comment */
-    test_settle(50, 50, 0);    /* even halves */
-    test_settle(60, 40, 0);    /* a faster helper: the lead goes negative */
-    test_settle(30, 30, 600);  /* a helper late by a fifth of the job */
+    test_settle(53, 59, 250); /* the Xeon VM of the comment */
+    test_settle(50, 50, 0);   /* even halves */
+    test_settle(60, 40, 0);   /* a faster helper: the lead goes negative */
+    test_settle(30, 30, 600); /* a helper late by a fifth of the job */
     printf("%s: %s (%d failures)\n", PROG, failures ? "FAIL" : "ok", failures);
     return failures ? 1 : 0;
 }

@@ -19,7 +19,6 @@
 
 #include "common_ob1x_hints.h"
 
-
 typedef struct {
     smcuda_rdma_done_t done;
     int status;

@@ -94,6 +94,7 @@ static int check_homogeneous(struct ompi_proc_t **procs, size_t nprocs)
 static int check_btl_limits(void)
 {
     mca_btl_base_selected_module_t *sm;
+    size_t eager_max_any = 0;
 
     OPAL_LIST_FOREACH(sm, &mca_btl_base_modules_initialized, mca_btl_base_selected_module_t)
     {
@@ -101,6 +102,11 @@ static int check_btl_limits(void)
         const char *name = sm->btl_component->btl_version.mca_component_name;
         const char *topic = NULL;
         size_t value = 0, minimum = 0;
+
+        if (btl->btl_eager_limit >= OB1X_HDR_MATCH_LEN &&
+            ob1x_eager_max(btl) > eager_max_any) {
+            eager_max_any = ob1x_eager_max(btl);
+        }
 
         if (btl->btl_eager_limit < sizeof(ob1x_hdr_rndv_t)) {
             topic = "eager-limit-too-small";
@@ -117,6 +123,7 @@ static int check_btl_limits(void)
             return OMPI_ERR_BAD_PARAM;
         }
     }
+    mca_pml_ob1x.eager_max_any = eager_max_any;
     return OMPI_SUCCESS;
 }
 

@@ -73,6 +73,10 @@ typedef struct mca_pml_ob1x_t {
     opal_list_t orphan_frags;
     opal_list_t held_comms;
 
+    /* The largest eager payload of any BTL in use (set at add_procs):
+     * larger sends are rendezvous, which skip the request-less path. */
+    size_t eager_max_any;
+
     /* Bytes of unexpected eager data held, over all communicators. */
     volatile int64_t unexpected_bytes;
 

@@ -316,6 +316,7 @@ static mca_pml_base_module_t *component_init(int *priority, bool progress_thread
     OBJ_CONSTRUCT(&m->held_comms, opal_list_t);
     OBJ_CONSTRUCT(&m->solo_conv, opal_convertor_t);
     m->solo_conv_busy = false;
+    m->eager_max_any = SIZE_MAX; /* until add_procs knows the BTLs */
     m->pending_count = 0;
     m->unexpected_bytes = 0;
     m->rdma_live = 0;

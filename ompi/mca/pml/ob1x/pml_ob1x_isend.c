@@ -265,7 +265,7 @@ send_requestless(const send_args_t *a, ompi_request_t **request, send_choice_t *
 
 /* The request-less path, unless the message is larger than any BTL's
  * eager payload: then it is a rendezvous, which needs a request, and the
- * request path chooses (75 of the 1200 instructions of an RGET's
+ * request path chooses (71 of the 1190 instructions of an RGET's
  * MPI_Isend went into finding that out). */
 static inline __opal_attribute_always_inline__ int
 send_first(const send_args_t *a, ompi_request_t **request, send_choice_t *choice)

@@ -199,7 +199,7 @@ struct mca_btl_base_endpoint_t {
     bool on_pending_list;
     bool copy_ok;      /* single-copy works with this peer */
     int32_t split_lead; /* bytes the reader's chunk of a two-chunk shared get
-                         * takes beyond half (btl_smcuda_rdma.c) */
+                         * takes beyond half (btl_smcuda_split.h) */
     bool self;         /* our own process (btl_smcuda_self.c) */
     opal_mutex_t lock; /* send side, only taken when threads are in use */
     void *accel;       /* accelerator (GPU IPC) state; NULL for host-only peers */

@@ -42,7 +42,8 @@
  * the eager limit from SMCUDA_HANDOFF_MIN_BYTES up are sampled too: a 4-8
  * KiB message goes as two FIFO fragments within it, and before they were
  * sampled such messages never learnt that the receiver was far (6 KiB
- * ping-pong 1.84 us by the copy path there, 1.17 by single copy). Only fragments pushed when the receiver had read all earlier ones,
+ * ping-pong 1.84 us by the copy path there, 1.17 by single copy).
+ * Only fragments pushed when the receiver had read all earlier ones,
  * and popped after an empty progress call, are samples: others measure a
  * queue or a busy receiver. A receiver is far when that figure is fresh
  * (HANDOFF_STALE_NS), at least far_handoff_ns (220) and below FAR_BUSY

@@ -34,8 +34,9 @@
  * share a cache (8 KiB ping-pong: 1.4 us against 2.5 by single copy) and
  * loses where they do not (5.3 us against 2.8; 16 KiB 6.9 against 3.5):
  * it moves each cache line across twice, and each crossing costs what
- * handing one line over costs. The receiver measures that: one pipeline
- * fragment in four carries the time of its push, and the least delay to
+ * handing one line over costs. The receiver measures that: one FIFO
+ * fragment of 1 KiB or more in three carries the time of its push (the
+ * send side, btl_smcuda_send.c), and the least delay to
  * its pop over 16 samples is published in the receiver's header (on this
  * machine 90-130 ns where the cores are near, 330-420 ns where they are
  * not; 260-270 ns on the Intel Xeon VM of 2026-11-27). Fragments within

@@ -20,23 +20,21 @@
  *     figure is clear of those bounds by 10%).
  * Arguments: size=BYTES iters=N
  */
-#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "btl_util.h"
+#include "../common/tpml.h"
 
-#define PROG "btl/smcuda_handoff"
-
-/* A handle on pvar `name`; counters read from its allocation on. */
+/* A handle on one of smcuda's pvars (the harness holds pml/ob1x's);
+ * a counter reads from the handle's allocation on. */
 static MPI_T_pvar_handle pvar_open(MPI_T_pvar_session s, const char *name, int cls)
 {
     MPI_T_pvar_handle h;
     int idx, count;
 
-    BU_CHECK(MPI_SUCCESS == MPI_T_pvar_get_index(name, cls, &idx), "no pvar %s", name);
-    BU_CHECK(MPI_SUCCESS == MPI_T_pvar_handle_alloc(s, idx, NULL, &h, &count), "alloc %s", name);
+    T_CHECK(MPI_SUCCESS == MPI_T_pvar_get_index(name, cls, &idx), "no pvar %s", name);
+    T_MPI(MPI_T_pvar_handle_alloc(s, idx, NULL, &h, &count));
     return h;
 }
 
@@ -44,31 +42,17 @@ static unsigned long long pvar_read(MPI_T_pvar_session s, MPI_T_pvar_handle h)
 {
     unsigned long long v = 0;
 
-    BU_CHECK(MPI_SUCCESS == MPI_T_pvar_read(s, h, &v), "pvar read");
+    T_MPI(MPI_T_pvar_read(s, h, &v));
     return v;
-}
-
-static unsigned long long param(const char *name)
-{
-    MPI_T_cvar_handle h;
-    unsigned long long v = 0;
-    int idx, count;
-
-    /* the MCA variable's value, read as text (its type is unsigned int) */
-    BU_CHECK(MPI_SUCCESS == MPI_T_cvar_get_index(name, &idx), "no cvar %s", name);
-    BU_CHECK(MPI_SUCCESS == MPI_T_cvar_handle_alloc(idx, NULL, &h, &count), "alloc %s", name);
-    BU_CHECK(MPI_SUCCESS == MPI_T_cvar_read(h, &v), "read %s", name);
-    MPI_T_cvar_handle_free(&h);
-    return v & 0xffffffffull;
 }
 
 int main(int argc, char **argv)
 {
     size_t size = 6144;
-    int iters = 4000, provided, peer;
-    unsigned long long samples, ns, far_ns, rget, pipe;
+    int iters = 4000, peer;
+    unsigned long long samples, ns, peer_ns = 0, far_ns = 0, rget, pipe;
     MPI_T_pvar_session s;
-    MPI_T_pvar_handle h[4];
+    MPI_T_pvar_handle h[2];
     unsigned char *buf;
 
     for (int i = 1; i < argc; ++i) {
@@ -78,64 +62,49 @@ int main(int argc, char **argv)
             iters = atoi(argv[i] + 6);
         }
     }
-    MPI_Init(&argc, &argv);
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &bu_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &bu_size);
-    BU_CHECK(2 == bu_size, "needs 2 ranks");
-    peer = 1 - bu_rank;
-    BU_CHECK(MPI_SUCCESS == MPI_T_pvar_session_create(&s), "pvar session");
+    t_init(&argc, &argv, MPI_THREAD_SINGLE);
+    T_CHECK(2 == t_size, "needs 2 ranks");
+    T_CHECK(t_cvar_ull("btl_smcuda_far_handoff_ns", &far_ns), "no btl_smcuda_far_handoff_ns");
+    peer = 1 - t_rank;
+    T_MPI(MPI_T_pvar_session_create(&s));
     h[0] = pvar_open(s, "btl_smcuda_handoff_samples", MPI_T_PVAR_CLASS_COUNTER);
     h[1] = pvar_open(s, "btl_smcuda_handoff_ns", MPI_T_PVAR_CLASS_LEVEL);
-    h[2] = pvar_open(s, "pml_ob1x_rget_messages", MPI_T_PVAR_CLASS_COUNTER);
-    h[3] = pvar_open(s, "pml_ob1x_sendrecv_pipeline_messages", MPI_T_PVAR_CLASS_COUNTER);
-    buf = calloc(1, size);
-    BU_CHECK(NULL != buf, "out of memory");
+    buf = t_malloc(size);
     for (int i = 0; i < iters; ++i) {
-        if ((i & 1) == bu_rank) {
-            bu_fill(buf, size, i);
-            MPI_Send(buf, (int) size, MPI_BYTE, peer, 7, MPI_COMM_WORLD);
+        if ((i & 1) == t_rank) {
+            t_fill(buf, size, (uint32_t) i);
+            T_MPI(MPI_Send(buf, (int) size, MPI_BYTE, peer, 7, MPI_COMM_WORLD));
         } else {
             memset(buf, 0, size);
-            MPI_Recv(buf, (int) size, MPI_BYTE, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            BU_CHECK(bu_verify(buf, size, i) < 0, "message %d: wrong byte at %ld", i,
-                     bu_verify(buf, size, i));
+            T_MPI(MPI_Recv(buf, (int) size, MPI_BYTE, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            t_check_data(buf, size, (uint32_t) i, "ping-pong message");
         }
     }
     samples = pvar_read(s, h[0]);
     ns = pvar_read(s, h[1]);
-    rget = pvar_read(s, h[2]);
-    pipe = pvar_read(s, h[3]);
-    far_ns = param("btl_smcuda_far_handoff_ns");
+    rget = t_pv_read(T_PV_RGET_MSG);
+    pipe = t_pv_read(T_PV_SRPIPE_MSG);
     printf("%s rank %d: %llu samples, hand-off %llu ns (far from %llu), sent %llu by RGET, %llu "
            "by the copy path\n",
-           PROG, bu_rank, samples, ns, far_ns, rget, pipe);
-    BU_CHECK(samples >= 16 && ns > 0, "no hand-off figure from %zu-byte messages", size);
-    /* the peer's figure decides our choice: exchange them */
-    {
-        unsigned long long peer_ns = 0;
-        MPI_Sendrecv(&ns, 1, MPI_UNSIGNED_LONG_LONG, peer, 8, &peer_ns, 1, MPI_UNSIGNED_LONG_LONG,
-                     peer, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        /* Figures are renewed while the copy path is taken, and the
-         * sender reads them every 256 messages: only a figure clear of the
-         * thresholds by 10% says which way the last messages went. */
-        if (10 * peer_ns >= 11 * far_ns && 10 * peer_ns < 36 * far_ns) {
-            BU_CHECK(rget > 0, "peer far (%llu ns) but nothing sent by RGET", peer_ns);
-        } else if (10 * peer_ns < 9 * far_ns) {
-            BU_CHECK(0 == rget && pipe == (unsigned long long) iters / 2,
-                     "peer near (%llu ns): %llu by RGET, %llu by the copy path of %d", peer_ns,
-                     rget, pipe, iters / 2);
-        }
+           t_prog, t_rank, samples, ns, far_ns, rget, pipe);
+    T_CHECK(samples >= 16 && ns > 0, "no hand-off figure from %zu-byte messages", size);
+    /* the peer's figure decides our choice */
+    T_MPI(MPI_Sendrecv(&ns, 1, MPI_UNSIGNED_LONG_LONG, peer, 8, &peer_ns, 1, MPI_UNSIGNED_LONG_LONG,
+                       peer, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    /* Figures are renewed while the copy path is taken, and the sender
+     * reads them every 256 messages: only a figure clear of the thresholds
+     * by 10% says which way the last messages went. */
+    if (10 * peer_ns >= 11 * far_ns && 10 * peer_ns < 36 * far_ns) {
+        T_CHECK(rget > 0, "peer far (%llu ns) but nothing sent by RGET", peer_ns);
+    } else if (10 * peer_ns < 9 * far_ns) {
+        T_CHECK(0 == rget && pipe == (unsigned long long) iters / 2,
+                "peer near (%llu ns): %llu by RGET, %llu by the copy path of %d", peer_ns, rget,
+                pipe, iters / 2);
     }
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 2; ++i) {
         MPI_T_pvar_handle_free(s, &h[i]);
     }
     MPI_T_pvar_session_free(&s);
     free(buf);
-    MPI_T_finalize();
-    MPI_Finalize();
-    if (0 == bu_rank) {
-        printf("%s: ok\n", PROG);
-    }
-    return 0;
+    return t_finalize();
 }

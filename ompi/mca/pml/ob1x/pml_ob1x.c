@@ -90,7 +90,8 @@ static int check_homogeneous(struct ompi_proc_t **procs, size_t nprocs)
  * fragment must hold the largest header sent in one (RNDV; control
  * messages are smaller), and a pipeline fragment must carry at least one
  * byte after its FRAG header. Smaller limits would underflow the payload
- * sizes derived from them (see ob1x_eager_max, ob1x_rndv_payload). */
+ * sizes derived from them (see ob1x_eager_max, ob1x_rndv_payload).
+ * Notes the largest eager payload of them (mca_pml_ob1x.eager_max_any). */
 static int check_btl_limits(void)
 {
     mca_btl_base_selected_module_t *sm;
@@ -102,11 +103,6 @@ static int check_btl_limits(void)
         const char *name = sm->btl_component->btl_version.mca_component_name;
         const char *topic = NULL;
         size_t value = 0, minimum = 0;
-
-        if (btl->btl_eager_limit >= OB1X_HDR_MATCH_LEN &&
-            ob1x_eager_max(btl) > eager_max_any) {
-            eager_max_any = ob1x_eager_max(btl);
-        }
 
         if (btl->btl_eager_limit < sizeof(ob1x_hdr_rndv_t)) {
             topic = "eager-limit-too-small";
@@ -121,6 +117,9 @@ static int check_btl_limits(void)
             ob1x_show_help_now("help-mpi-pml-ob1x.txt", topic, name, ob1x_host(), name,
                                (unsigned long) value, (unsigned long) minimum, name);
             return OMPI_ERR_BAD_PARAM;
+        }
+        if (ob1x_eager_max(btl) > eager_max_any) {
+            eager_max_any = ob1x_eager_max(btl);
         }
     }
     mca_pml_ob1x.eager_max_any = eager_max_any;

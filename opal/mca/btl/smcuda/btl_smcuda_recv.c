@@ -129,6 +129,7 @@ static int handle_frag(mca_btl_smcuda_module_t *m, uint64_t ref)
     int lrank = SMCUDA_FIFO_REF_LRANK(ref);
     mca_btl_base_endpoint_t *ep = smcuda_ep_by_id(m, lrank);
     smcuda_frag_hdr_t *hdr;
+    uint64_t now = 0; /* read once for a pipeline fragment */
     int n = 1;
 
     if (SMCUDA_UNLIKELY(NULL == ep || SMCUDA_FIFO_REF_OFF(ref) + sizeof(*hdr) > ep->seg_size)) {
@@ -151,13 +152,11 @@ static int handle_frag(mca_btl_smcuda_module_t *m, uint64_t ref)
     }
     if (hdr->len > m->super.btl_eager_limit) {
         m->rx_bulk++; /* a pipeline fragment: someone streams to us */
-        uint64_t now = mca_btl_smcuda_path_fragment(m, hdr->len);
-        if (0 != hdr->stamp && m->was_idle) {
-            mca_btl_smcuda_path_handoff(m, hdr->stamp, now);
-        }
-    } else if (SMCUDA_UNLIKELY(0 != hdr->stamp) && m->was_idle) {
-        /* a stamped fragment within the eager limit (4-8 KiB messages) */
-        mca_btl_smcuda_path_handoff(m, hdr->stamp, mca_btl_smcuda_now_ns());
+        now = mca_btl_smcuda_path_fragment(m, hdr->len);
+    }
+    if (SMCUDA_UNLIKELY(0 != hdr->stamp) && m->was_idle) {
+        /* stamped, above the eager limit or within it (4-8 KiB messages) */
+        mca_btl_smcuda_path_handoff(m, hdr->stamp, 0 != now ? now : mca_btl_smcuda_now_ns());
     }
     deliver(m, hdr->tag, hdr + 1, hdr->len);
     ep->recv_seq++;

@@ -15,8 +15,9 @@
  *     zero-byte reply, every message verified) makes the receiver measure
  *     the way the PML took, and the sender sees that figure fresh;
  *   - the sender, which receives no bulk data, never reads two_way; the
- *     receiver reads it once after the stream, and not again right after
- *     (each read consumes it);
+ *     receiver reads it after the stream for SMCUDA_TWO_WAY_READS reads (a window
+ *     of sends posted before any of the other direction's data is in), and
+ *     not after that;
  *   - far, for a message below single_min, as far_handoff_ns makes it.
  *
  * Arguments:
@@ -46,6 +47,7 @@
 #include "ompi/proc/proc.h"
 #include "opal/mca/btl/btl.h"
 
+#include "../../opal/mca/btl/smcuda/btl_smcuda.h" /* SMCUDA_TWO_WAY_READS */
 #include "../../opal/mca/common/ob1x/common_ob1x_hints.h"
 
 #define PROG "btl/smcuda_hints"
@@ -201,9 +203,12 @@ int main(int argc, char **argv)
         if (NULL != bu_arg(argc, argv, "gets")) {
             BU_CHECK(gets >= sent, "only %llu of %llu messages moved by gets", gets, sent);
         }
-        BU_CHECK(fn(btl, ep, size, &h) && h.two_way,
-                 "the receiver of a stream did not read two_way");
-        BU_CHECK(fn(btl, ep, size, &h) && !h.two_way, "two_way was not consumed by its read");
+        for (int i = 0; i < SMCUDA_TWO_WAY_READS; ++i) {
+            BU_CHECK(fn(btl, ep, size, &h) && h.two_way,
+                     "the receiver of a stream did not read two_way at read %d", i + 1);
+        }
+        BU_CHECK(fn(btl, ep, size, &h) && !h.two_way,
+                 "two_way outlived %d reads with nothing received", SMCUDA_TWO_WAY_READS);
     }
     dlclose(lib);
     return bu_finalize(PROG);

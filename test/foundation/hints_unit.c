@@ -150,7 +150,15 @@ static int rule(void)
 
     CHECK(ob1x_hints_prefer_copy(&h, 8192, false), "small, near: copy");
     h.far = true;
-    CHECK(!ob1x_hints_prefer_copy(&h, 8192, false), "small, far: single copy");
+    CHECK(!ob1x_hints_prefer_copy(&h, 8192, false), "small, far, isolated: single copy");
+    CHECK(ob1x_hints_prefer_copy(&h, 8192, true), "small, far, one-way stream: copy");
+    CHECK(ob1x_hints_prefer_copy(&h, 32767, true), "below single_min, far, one-way stream: copy");
+    CHECK(!ob1x_hints_prefer_copy(&h, 32768, true), "single_min, far, one-way stream: single");
+    h.two_way = true;
+    CHECK(ob1x_hints_prefer_copy(&h, 8191, true), "far, two-way stream below single_min/4: copy");
+    CHECK(!ob1x_hints_prefer_copy(&h, 8192, true), "far, two-way stream from single_min/4: single");
+    CHECK(!ob1x_hints_prefer_copy(&h, 4096, false), "far, two-way, isolated: single");
+    h.two_way = false;
     h.far = false;
     CHECK(!ob1x_hints_prefer_copy(&h, 65536, false), "isolated: single copy");
     CHECK(!ob1x_hints_prefer_copy(&h, 2097152, true), "from busy_limit: single copy");

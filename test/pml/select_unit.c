@@ -281,7 +281,13 @@ static void check_hints(void)
     h.adapt = true;
     CHECK(ob1x_hints_prefer_copy(&h, min - 1, true), "below single_min: copy");
     h.far = true;
-    CHECK(!ob1x_hints_prefer_copy(&h, min - 1, true), "below single_min, far: single copy");
+    CHECK(!ob1x_hints_prefer_copy(&h, min - 1, false), "below single_min, far, alone: single");
+    CHECK(ob1x_hints_prefer_copy(&h, min - 1, true), "below single_min, far, a stream: copy");
+    CHECK(!ob1x_hints_prefer_copy(&h, min, true), "single_min, far, a stream: single copy");
+    h.two_way = true;
+    CHECK(ob1x_hints_prefer_copy(&h, min / 4 - 1, true), "far, two-way below single_min/4: copy");
+    CHECK(!ob1x_hints_prefer_copy(&h, min / 4, true), "far, two-way from single_min/4: single");
+    h.two_way = false;
     h.far = false;
     CHECK(!ob1x_hints_prefer_copy(&h, busy, true), "from busy_limit: single copy");
     CHECK(!ob1x_hints_prefer_copy(&h, min, false), "an isolated message: single copy");
@@ -321,8 +327,8 @@ int main(void)
     for (size_t i = 0; i < sizeof(rdma_cases) / sizeof(rdma_cases[0]); ++i) {
         check_rdma_case(&rdma_cases[i]);
     }
-    printf("%zu table cases\n", sizeof(cases) / sizeof(cases[0]) +
-                                     sizeof(rdma_cases) / sizeof(rdma_cases[0]));
+    printf("%zu table cases\n",
+           sizeof(cases) / sizeof(cases[0]) + sizeof(rdma_cases) / sizeof(rdma_cases[0]));
     check_all();
     check_hints();
     check_requestless();

@@ -86,7 +86,7 @@ enum {
     SMCUDA_PV_CMA_BOUNCED_BYTES,
     SMCUDA_PV_HANDOFF_SAMPLES, /* fragments timed as hand-off samples (receiver side) */
     SMCUDA_PV_HANDOFF_NS,      /* level: the hand-off figure published last (ns) */
-    SMCUDA_PV_GUEST_PEERS, /* local peers of other jobs attached (either side) */
+    SMCUDA_PV_GUEST_PEERS,     /* local peers of other jobs attached (either side) */
     /* CUDA IPC (btl_smcuda_cuda.c) */
     SMCUDA_PV_IPC_SETUPS_OK,       /* peers with which the handshake turned IPC on */
     SMCUDA_PV_IPC_SETUPS_BAD,      /* peers with which it ended IPC_BAD */
@@ -197,12 +197,12 @@ struct mca_btl_base_endpoint_t {
     opal_list_t inflight; /* our fragments pushed to the peer, in push order */
     opal_list_t pending;  /* our fragments waiting for room in the peer's FIFO */
     bool on_pending_list;
-    bool copy_ok;      /* single-copy works with this peer */
+    bool copy_ok;       /* single-copy works with this peer */
     int32_t split_lead; /* bytes the reader's chunk of a two-chunk shared get
                          * takes beyond half (btl_smcuda_split.h) */
-    bool self;         /* our own process (btl_smcuda_self.c) */
-    opal_mutex_t lock; /* send side, only taken when threads are in use */
-    void *accel;       /* accelerator (GPU IPC) state; NULL for host-only peers */
+    bool self;          /* our own process (btl_smcuda_self.c) */
+    opal_mutex_t lock;  /* send side, only taken when threads are in use */
+    void *accel;        /* accelerator (GPU IPC) state; NULL for host-only peers */
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
 OBJ_CLASS_DECLARATION(mca_btl_base_endpoint_t);
@@ -239,6 +239,13 @@ typedef struct smcuda_run {
 
 /* released registration handles kept for reuse */
 #define SMCUDA_REG_CACHE 16
+
+/* Reads of the hints (one per large send) for which a bulk transfer
+ * received earlier still makes the traffic two-way: enough to span a
+ * window of sends posted before any of the other direction's data is in
+ * (windows of 64 sends each way saw nothing received between two sends
+ * of a window). btl_smcuda_path.c */
+#define SMCUDA_TWO_WAY_READS 256
 
 typedef struct mca_btl_smcuda_module_t {
     mca_btl_base_module_t super;
@@ -280,9 +287,10 @@ typedef struct mca_btl_smcuda_module_t {
      * free cost about 60 instructions a pair */
     mca_btl_base_registration_handle_t *reg_cache[SMCUDA_REG_CACHE];
     int reg_cached;
-    uint32_t rx_bulk;  /* bulk transfers received since the last read of our hints */
-    smcuda_run_t copy_run; /* pipeline fragments received in a run (btl_smcuda_path.c) */
-    smcuda_run_t get_run;  /* our single-copy gets completing in a run */
+    uint32_t rx_bulk;   /* bulk transfers received since the last read of our hints */
+    uint32_t rx_recent; /* reads of our hints left that see two-way traffic (btl_smcuda_path.c) */
+    smcuda_run_t copy_run;   /* pipeline fragments received in a run (btl_smcuda_path.c) */
+    smcuda_run_t get_run;    /* our single-copy gets completing in a run */
     uint32_t ho_min;         /* least hand-off time of the samples so far (btl_smcuda_path.c) */
     uint32_t ho_n;           /* samples so far */
     bool idle;               /* the last progress call found nothing */

@@ -301,6 +301,8 @@ int mca_btl_smcuda_module_init(mca_btl_smcuda_module_t *m)
     OBJ_CONSTRUCT(&m->amo_backlog, opal_list_t);
     m->amo_live = 0;
     m->accel_busy = 0;
+    m->rx_bulk = 0;
+    m->rx_recent = 0;
     m->ring_epoch = 0;
     OBJ_CONSTRUCT(&m->lock, opal_mutex_t);
     m->rdesc.des_segments = &m->rseg;

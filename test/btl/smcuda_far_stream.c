@@ -1,0 +1,167 @@
+/*
+ * Copyright (c) 2026 The ob1x developers. BSD-3-Clause, see LICENSE.
+ *
+ * smcuda_far_stream.c - pml/ob1x's choice between the copy path and single
+ * copy for a far peer (common_ob1x_hints.h, ob1x_hints_prefer_copy), seen
+ * through its protocol counters. Run with btl_smcuda_far_handoff_ns 0
+ * (every peer is far), 2 ranks; every message verified. Three phases:
+ *   1. ping-pong of `small` bytes (default 8 KiB): each message is alone,
+ *      so every one goes by RGET (single copy: one crossing of the data
+ *      instead of two);
+ *   2. a one-way stream of `small`-byte messages (windows of WINDOW sends
+ *      answered by one zero-byte reply): at least a third go by the copy
+ *      path, which keeps both cores copying (the rule before took single
+ *      copy for all of them). Not all: a send that finds no RGET of ours
+ *      live is a lone message, and the first sends after the ping-pong
+ *      still count the traffic as two-way;
+ *   3. a two-way stream of `two_way`-byte messages (default 16 KiB, from
+ *      single_min / 4 up): after its first window each side knows the
+ *      traffic is two-way, and at least half of its messages go by RGET
+ *      (a two-way flag that only lasted until the next send saw none of
+ *      the other direction's data between the sends of one window, and
+ *      took the copy path).
+ * Arguments: small=BYTES two_way=BYTES windows=N
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/tpml.h"
+
+#define WINDOW 64
+
+typedef struct {
+    unsigned long long rget, pipe;
+} counts_t;
+
+static counts_t counts_now(void)
+{
+    counts_t c = {t_pv_read(T_PV_RGET_MSG), t_pv_read(T_PV_SRPIPE_MSG)};
+    return c;
+}
+
+static counts_t counts_since(counts_t before)
+{
+    counts_t now = counts_now();
+
+    now.rget -= before.rget;
+    now.pipe -= before.pipe;
+    return now;
+}
+
+static size_t size_arg(int argc, char **argv, const char *name, size_t def)
+{
+    const char *v = t_arg_value(argc, argv, name);
+    return NULL != v ? (size_t) strtoull(v, NULL, 0) : def;
+}
+
+static void pingpong(unsigned char *buf, size_t size, int iters, int peer)
+{
+    for (int i = 0; i < iters; ++i) {
+        if ((i & 1) == t_rank) {
+            t_fill(buf, size, (uint32_t) i);
+            T_MPI(MPI_Send(buf, (int) size, MPI_BYTE, peer, 1, MPI_COMM_WORLD));
+        } else {
+            memset(buf, 0, size);
+            T_MPI(MPI_Recv(buf, (int) size, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            t_check_data(buf, size, (uint32_t) i, "ping-pong message");
+        }
+    }
+}
+
+/* Windows of WINDOW messages from rank 0 to rank 1 (both ways when
+ * `both`), each window closed by a zero-byte reply one way. */
+static void stream(unsigned char *buf, size_t size, int windows, int peer, bool both)
+{
+    MPI_Request req[2 * WINDOW];
+
+    for (int w = 0; w < windows; ++w) {
+        int n = 0;
+        bool sends = both || 0 == t_rank, recvs = both || 1 == t_rank;
+
+        if (recvs) {
+            memset(buf, 0, size * WINDOW);
+            for (int i = 0; i < WINDOW; ++i) {
+                T_MPI(MPI_Irecv(buf + (size_t) i * size, (int) size, MPI_BYTE, peer, 2,
+                                MPI_COMM_WORLD, &req[n++]));
+            }
+        }
+        if (sends) {
+            unsigned char *out = buf + (size_t) WINDOW * size;
+            for (int i = 0; i < WINDOW; ++i) {
+                t_fill(out + (size_t) i * size, size, t_seed((uint32_t) w, (uint32_t) i, t_rank));
+                T_MPI(MPI_Isend(out + (size_t) i * size, (int) size, MPI_BYTE, peer, 2,
+                                MPI_COMM_WORLD, &req[n++]));
+            }
+        }
+        T_MPI(MPI_Waitall(n, req, MPI_STATUSES_IGNORE));
+        if (recvs) {
+            for (int i = 0; i < WINDOW; ++i) {
+                t_check_data(buf + (size_t) i * size, size,
+                             t_seed((uint32_t) w, (uint32_t) i, (uint32_t) peer), "stream message");
+            }
+        }
+        if (0 == t_rank) {
+            T_MPI(MPI_Recv(NULL, 0, MPI_BYTE, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        } else {
+            T_MPI(MPI_Send(NULL, 0, MPI_BYTE, peer, 3, MPI_COMM_WORLD));
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    size_t small, two_way, biggest;
+    int windows, iters = 200, peer;
+    unsigned long long far_ns = 1, sent;
+    unsigned char *buf;
+    counts_t c0;
+
+    t_init(&argc, &argv, MPI_THREAD_SINGLE);
+    T_CHECK(2 == t_size, "needs 2 ranks");
+    T_CHECK(t_cvar_ull("btl_smcuda_far_handoff_ns", &far_ns) && 0 == far_ns,
+            "run with btl_smcuda_far_handoff_ns 0 (every peer far)");
+    small = size_arg(argc, argv, "small", 8192);
+    two_way = size_arg(argc, argv, "two_way", 16384);
+    windows = (int) size_arg(argc, argv, "windows", 20);
+    peer = 1 - t_rank;
+    biggest = small > two_way ? small : two_way;
+    buf = t_malloc(2 * WINDOW * biggest);
+
+    c0 = counts_now();
+    pingpong(buf, small, iters, peer);
+    counts_t pp = counts_since(c0);
+    printf("%s rank %d: ping-pong of %zu B: %llu by RGET, %llu by the copy path\n", t_prog, t_rank,
+           small, pp.rget, pp.pipe);
+    T_CHECK(pp.rget == (unsigned long long) iters / 2 && 0 == pp.pipe,
+            "a lone %zu-byte message to a far peer did not go by RGET (%llu of %d)", small, pp.rget,
+            iters / 2);
+
+    c0 = counts_now();
+    stream(buf, small, windows, peer, false);
+    counts_t one = counts_since(c0);
+    sent = (unsigned long long) windows * WINDOW;
+    printf("%s rank %d: one-way stream of %zu B: %llu by RGET, %llu by the copy path\n", t_prog,
+           t_rank, small, one.rget, one.pipe);
+    if (0 == t_rank) {
+        T_CHECK(one.rget + one.pipe == sent, "%llu of %llu stream messages counted",
+                one.rget + one.pipe, sent);
+        T_CHECK(3 * one.pipe >= sent,
+                "a one-way stream of %zu B to a far peer: %llu of %llu by the "
+                "copy path",
+                small, one.pipe, sent);
+    }
+
+    c0 = counts_now();
+    stream(buf, two_way, windows, peer, true);
+    counts_t two = counts_since(c0);
+    printf("%s rank %d: two-way stream of %zu B: %llu by RGET, %llu by the copy path\n", t_prog,
+           t_rank, two_way, two.rget, two.pipe);
+    T_CHECK(two.rget + two.pipe == sent, "%llu of %llu stream messages counted",
+            two.rget + two.pipe, sent);
+    T_CHECK(2 * two.rget >= sent, "a two-way stream of %zu B with a far peer: %llu of %llu by RGET",
+            two_way, two.rget, sent);
+    free(buf);
+    return t_finalize();
+}

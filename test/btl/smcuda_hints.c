@@ -14,10 +14,10 @@
  *   - a one-way stream of messages (windows of MPI_Isend answered by one
  *     zero-byte reply, every message verified) makes the receiver measure
  *     the way the PML took, and the sender sees that figure fresh;
- *   - the sender, which receives no bulk data, never reads two_way; the
- *     receiver reads it after the stream for SMCUDA_TWO_WAY_READS reads (a window
- *     of sends posted before any of the other direction's data is in), and
- *     not after that;
+ *   - the sender, which receives no bulk data, never reads two_way or
+ *     two_way_recent; the receiver reads two_way once after the stream (each
+ *     read consumes it) and two_way_recent for SMCUDA_TWO_WAY_READS reads,
+ *     then no more;
  *   - far, for a message below single_min, as far_handoff_ns makes it.
  *
  * Arguments:
@@ -181,7 +181,7 @@ int main(int argc, char **argv)
             BU_CHECK(fn(btl, ep, size, &h), "no hints for the peer");
             copy_seen |= h.copy_fresh && h.copy_ps > 0;
             single_seen |= h.single_fresh && h.single_ps > 0;
-            two_way_seen |= h.two_way;
+            two_way_seen |= h.two_way || h.two_way_recent;
         }
     }
     free(buf);
@@ -203,12 +203,16 @@ int main(int argc, char **argv)
         if (NULL != bu_arg(argc, argv, "gets")) {
             BU_CHECK(gets >= sent, "only %llu of %llu messages moved by gets", gets, sent);
         }
-        for (int i = 0; i < SMCUDA_TWO_WAY_READS; ++i) {
-            BU_CHECK(fn(btl, ep, size, &h) && h.two_way,
-                     "the receiver of a stream did not read two_way at read %d", i + 1);
+        BU_CHECK(fn(btl, ep, size, &h) && h.two_way && h.two_way_recent,
+                 "the receiver of a stream did not read two_way");
+        BU_CHECK(fn(btl, ep, size, &h) && !h.two_way && h.two_way_recent,
+                 "two_way was not consumed by its read, or two_way_recent went with it");
+        for (int i = 2; i < SMCUDA_TWO_WAY_READS; ++i) {
+            BU_CHECK(fn(btl, ep, size, &h) && !h.two_way && h.two_way_recent,
+                     "two_way_recent gone at read %d", i + 1);
         }
-        BU_CHECK(fn(btl, ep, size, &h) && !h.two_way,
-                 "two_way outlived %d reads with nothing received", SMCUDA_TWO_WAY_READS);
+        BU_CHECK(fn(btl, ep, size, &h) && !h.two_way_recent,
+                 "two_way_recent outlived %d reads with nothing received", SMCUDA_TWO_WAY_READS);
     }
     dlclose(lib);
     return bu_finalize(PROG);

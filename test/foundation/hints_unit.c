@@ -154,17 +154,23 @@ static int rule(void)
     CHECK(ob1x_hints_prefer_copy(&h, 8192, true), "small, far, one-way stream: copy");
     CHECK(ob1x_hints_prefer_copy(&h, 32767, true), "below single_min, far, one-way stream: copy");
     CHECK(!ob1x_hints_prefer_copy(&h, 32768, true), "single_min, far, one-way stream: single");
-    h.two_way = true;
+    h.two_way = true; /* consumed by a read: the far rule looks at two_way_recent */
+    CHECK(ob1x_hints_prefer_copy(&h, 8192, true), "far, two_way alone: one-way limit");
+    h.two_way_recent = true;
     CHECK(ob1x_hints_prefer_copy(&h, 8191, true), "far, two-way stream below single_min/4: copy");
     CHECK(!ob1x_hints_prefer_copy(&h, 8192, true), "far, two-way stream from single_min/4: single");
     CHECK(!ob1x_hints_prefer_copy(&h, 4096, false), "far, two-way, isolated: single");
     h.two_way = false;
+    h.two_way_recent = false;
     h.far = false;
     CHECK(!ob1x_hints_prefer_copy(&h, 65536, false), "isolated: single copy");
     CHECK(!ob1x_hints_prefer_copy(&h, 2097152, true), "from busy_limit: single copy");
     h.two_way = true;
     CHECK(!ob1x_hints_prefer_copy(&h, 65536, true), "two-way stream: single copy");
     h.two_way = false;
+    h.two_way_recent = true;
+    CHECK(ob1x_hints_prefer_copy(&h, 65536, true), "near: two_way_recent alone changes nothing");
+    h.two_way_recent = false;
     CHECK(ob1x_hints_prefer_copy(&h, 65536, true), "stream, copy figure stale: copy");
     h.copy_fresh = true;
     h.copy_ps = 100;

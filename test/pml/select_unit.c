@@ -284,10 +284,10 @@ static void check_hints(void)
     CHECK(!ob1x_hints_prefer_copy(&h, min - 1, false), "below single_min, far, alone: single");
     CHECK(ob1x_hints_prefer_copy(&h, min - 1, true), "below single_min, far, a stream: copy");
     CHECK(!ob1x_hints_prefer_copy(&h, min, true), "single_min, far, a stream: single copy");
-    h.two_way = true;
+    h.two_way_recent = true;
     CHECK(ob1x_hints_prefer_copy(&h, min / 4 - 1, true), "far, two-way below single_min/4: copy");
     CHECK(!ob1x_hints_prefer_copy(&h, min / 4, true), "far, two-way from single_min/4: single");
-    h.two_way = false;
+    h.two_way_recent = false;
     h.far = false;
     CHECK(!ob1x_hints_prefer_copy(&h, busy, true), "from busy_limit: single copy");
     CHECK(!ob1x_hints_prefer_copy(&h, min, false), "an isolated message: single copy");

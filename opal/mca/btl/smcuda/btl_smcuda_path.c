@@ -291,8 +291,9 @@ static void read_figures(const mca_btl_base_endpoint_t *ep, ob1x_btl_hints_t *ou
 
 /* The hints of module `btl` for `size` bytes to `ep` (ob1x_btl_hints_fn_t).
  * `two_way` says whether this process received a bulk transfer (a
- * pipeline fragment or a get) within the last SMCUDA_TWO_WAY_READS reads, as a
- * stream in the other direction does. */
+ * pipeline fragment or a get) since the previous read, `two_way_recent`
+ * whether it did within the last SMCUDA_TWO_WAY_READS reads, as a stream
+ * in the other direction does. */
 static bool smcuda_hints(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
                          size_t size, ob1x_btl_hints_t *out)
 {
@@ -307,13 +308,14 @@ static bool smcuda_hints(struct mca_btl_base_module_t *btl, struct mca_btl_base_
     out->busy_limit = c->busy_limit;
     out->adapt = c->path_adapt;
     out->far = far_cached(ep);
-    if (0 != m->rx_bulk) {
+    out->two_way = 0 != m->rx_bulk;
+    if (out->two_way) {
         m->rx_bulk = 0;
         m->rx_recent = SMCUDA_TWO_WAY_READS;
     } else if (m->rx_recent > 0) {
         m->rx_recent--;
     }
-    out->two_way = 0 != m->rx_recent;
+    out->two_way_recent = 0 != m->rx_recent;
     if (out->adapt && !out->two_way && size >= out->single_min && size < out->busy_limit) {
         read_figures(ep, out);
     }

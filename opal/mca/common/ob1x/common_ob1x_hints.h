@@ -35,8 +35,13 @@ typedef struct ob1x_btl_hints {
      * line crosses twice on the copy path, so single copy wins even small. */
     bool far;
     /* This process receives a stream over this BTL too: both cores are
-     * busy anyway, and single copy leaves one of them free. */
+     * busy anyway, and single copy leaves one of them free. Set when bulk
+     * data arrived since the previous read of the hints. */
     bool two_way;
+    /* Bulk data arrived within the BTL's last few hundred reads of its
+     * hints: also a window of sends posted before the other direction's
+     * data is in, where two_way reads false between the sends. */
+    bool two_way_recent;
     /* The peer's measured time per byte (picoseconds) of the copy path and
      * of single copy; a figure that is not fresh is re-measured by sending
      * that way. */
@@ -104,7 +109,8 @@ size_t ob1x_btl_device_handle_size(const struct mca_btl_base_module_t *btl);
  * BTL (`rdma_live`)?
  *   far (the cores share no cache):
  *     a one-way stream below single_min,
- *     a two-way one below single_min / 4     -> copy
+ *     a two-way one (recently) below
+ *     single_min / 4                         -> copy
  *     anything else                          -> single copy
  *   below single_min                         -> copy
  *   from busy_limit, an isolated message
@@ -127,7 +133,7 @@ static inline bool ob1x_hints_prefer_copy(const ob1x_btl_hints_t *h, size_t size
      * alternate, did not always see it (256 KiB windows 12.5 GB/s by
      * them, 14.3 by single copy). */
     if (h->far) {
-        return rdma_live && size < (h->two_way ? h->single_min / 4 : h->single_min);
+        return rdma_live && size < (h->two_way_recent ? h->single_min / 4 : h->single_min);
     }
     if (size < h->single_min) {
         return true;

@@ -159,8 +159,10 @@ static void run_note(smcuda_run_t *r, size_t bytes, uint64_t now, uint32_t *avg,
     }
 }
 
-/* One of our single-copy gets of `bytes` is done (for a shared get: we
- * have copied our last chunk). Only gets in a run are samples, and a run
+/* One of our single-copy gets of `bytes` is done and completed (for a
+ * shared get whose helper is still copying: we have copied our last
+ * chunk); called after the completion, so that its clock read is not on
+ * the way to it. Only gets in a run are samples, and a run
  * is broken by any pipeline fragment that arrives (and a run of fragments
  * by any get). An isolated get says nothing of a stream's pace, and the
  * ones an upper layer sends this way while it favours the copy path (the

@@ -56,20 +56,6 @@ static size_t size_arg(int argc, char **argv, const char *name, size_t def)
     return NULL != v ? (size_t) strtoull(v, NULL, 0) : def;
 }
 
-static void pingpong(unsigned char *buf, size_t size, int iters, int peer)
-{
-    for (int i = 0; i < iters; ++i) {
-        if ((i & 1) == t_rank) {
-            t_fill(buf, size, (uint32_t) i);
-            T_MPI(MPI_Send(buf, (int) size, MPI_BYTE, peer, 1, MPI_COMM_WORLD));
-        } else {
-            memset(buf, 0, size);
-            T_MPI(MPI_Recv(buf, (int) size, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-            t_check_data(buf, size, (uint32_t) i, "ping-pong message");
-        }
-    }
-}
-
 /* Windows of WINDOW messages from rank 0 to rank 1 (both ways when
  * `both`), each window closed by a zero-byte reply one way. */
 static void stream(unsigned char *buf, size_t size, int windows, int peer, bool both)
@@ -130,7 +116,7 @@ int main(int argc, char **argv)
     buf = t_malloc(2 * WINDOW * biggest);
 
     c0 = counts_now();
-    pingpong(buf, small, iters, peer);
+    t_pingpong(buf, small, iters, peer, 1);
     counts_t pp = counts_since(c0);
     printf("%s rank %d: ping-pong of %zu B: %llu by RGET, %llu by the copy path\n", t_prog, t_rank,
            small, pp.rget, pp.pipe);

@@ -70,16 +70,7 @@ int main(int argc, char **argv)
     h[0] = pvar_open(s, "btl_smcuda_handoff_samples", MPI_T_PVAR_CLASS_COUNTER);
     h[1] = pvar_open(s, "btl_smcuda_handoff_ns", MPI_T_PVAR_CLASS_LEVEL);
     buf = t_malloc(size);
-    for (int i = 0; i < iters; ++i) {
-        if ((i & 1) == t_rank) {
-            t_fill(buf, size, (uint32_t) i);
-            T_MPI(MPI_Send(buf, (int) size, MPI_BYTE, peer, 7, MPI_COMM_WORLD));
-        } else {
-            memset(buf, 0, size);
-            T_MPI(MPI_Recv(buf, (int) size, MPI_BYTE, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-            t_check_data(buf, size, (uint32_t) i, "ping-pong message");
-        }
-    }
+    t_pingpong(buf, size, iters, peer, 7);
     samples = pvar_read(s, h[0]);
     ns = pvar_read(s, h[1]);
     rget = t_pv_read(T_PV_RGET_MSG);

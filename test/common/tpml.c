@@ -173,6 +173,21 @@ void t_check_data(const void *buf, size_t n, uint32_t seed, const char *ctx)
                ((const unsigned char *) buf)[bad], t_pat(seed, bad));
 }
 
+void t_pingpong(void *buf, size_t size, int iters, int peer, int tag)
+{
+    for (int i = 0; i < iters; ++i) {
+        if ((i & 1) == t_rank) {
+            t_fill(buf, size, (uint32_t) i);
+            T_MPI(MPI_Send(buf, (int) size, MPI_BYTE, peer, tag, MPI_COMM_WORLD));
+        } else {
+            memset(buf, 0, size);
+            T_MPI(
+                MPI_Recv(buf, (int) size, MPI_BYTE, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            t_check_data(buf, size, (uint32_t) i, "ping-pong message");
+        }
+    }
+}
+
 void t_check_guard(const void *buf, size_t n, unsigned char guard, const char *ctx)
 {
     const unsigned char *p = buf;
@@ -768,9 +783,8 @@ const char *t_proto_names(int mask, char *buf, size_t len)
 void t_expect_proto(const t_snap *before, const t_snap *after, int allowed, int nmsgs,
                     long long bytes, int nsync, const char *ctx)
 {
-    static const t_pv msg[8] = {T_PV_IMM_MSG,     T_PV_PREP_MSG,  T_PV_ALLOC_MSG,
-                                T_PV_SRPIPE_MSG,  T_PV_BUFPIPE_MSG, T_PV_RGET_MSG,
-                                T_PV_RPUT_MSG,    T_PV_RDMAPIPE_MSG};
+    static const t_pv msg[8] = {T_PV_IMM_MSG,     T_PV_PREP_MSG, T_PV_ALLOC_MSG, T_PV_SRPIPE_MSG,
+                                T_PV_BUFPIPE_MSG, T_PV_RGET_MSG, T_PV_RPUT_MSG,  T_PV_RDMAPIPE_MSG};
     unsigned long long in_msgs = 0, in_bytes = 0, sync;
     char want[160], moved[640];
     size_t off = 0;

@@ -105,6 +105,10 @@ size_t t_verify(const void *buf, size_t n, uint32_t seed);
 void t_check_data(const void *buf, size_t n, uint32_t seed, const char *ctx);
 /* Checks that n bytes hold `guard` (receive buffer left untouched). */
 void t_check_guard(const void *buf, size_t n, unsigned char guard, const char *ctx);
+/* A ping-pong of `iters` messages of `size` bytes with `peer` on
+ * MPI_COMM_WORLD: even ones sent by rank 0, odd ones by rank 1; each
+ * filled with t_fill's pattern of its index and verified on arrival. */
+void t_pingpong(void *buf, size_t size, int iters, int peer, int tag);
 
 /* Seed shared by sender and receiver for a message: mixes the fields. */
 uint32_t t_seed(uint32_t a, uint32_t b, uint32_t c);
@@ -267,13 +271,13 @@ unsigned long long t_snap_delta(const t_snap *a, const t_snap *b, t_pv which);
 
 /* Protocol classes for expectations (bit mask). */
 enum {
-    T_P_IMM = 1,      /* eager immediate */
-    T_P_PREP = 2,     /* eager prepared */
-    T_P_ALLOC = 4,    /* eager allocated */
-    T_P_SRPIPE = 8,   /* send/recv pipeline (rendezvous) */
-    T_P_BUFPIPE = 16, /* buffered pipeline */
-    T_P_RGET = 32,     /* RDMA direct get */
-    T_P_RPUT = 64,     /* RDMA direct put */
+    T_P_IMM = 1,        /* eager immediate */
+    T_P_PREP = 2,       /* eager prepared */
+    T_P_ALLOC = 4,      /* eager allocated */
+    T_P_SRPIPE = 8,     /* send/recv pipeline (rendezvous) */
+    T_P_BUFPIPE = 16,   /* buffered pipeline */
+    T_P_RGET = 32,      /* RDMA direct get */
+    T_P_RPUT = 64,      /* RDMA direct put */
     T_P_RDMAPIPE = 128, /* RDMA pipeline */
     T_P_EAGER = T_P_IMM | T_P_PREP | T_P_ALLOC,
     T_P_RDMA = T_P_RGET | T_P_RPUT | T_P_RDMAPIPE,

@@ -364,11 +364,30 @@ static void run_pool_classes(void)
 
 /* --warm (2 ranks over smcuda with CUDA IPC, a fresh job): a first device
  * message of eager size starts the IPC set-up with the peer, so the first
- * large device message after it goes by device RGET, not staged. */
+ * large device message after it goes by device RGET, not staged. The
+ * receiver has passed a device buffer to MPI before (a message to itself):
+ * a process that has not answers the request NOTREADY and the set-up
+ * completes only at the sender's next device send (docs/cuda.md, "The
+ * handshake"); without it, whether the request came before or after the
+ * receiver's first device receive depended on which rank left a barrier
+ * first, and a loaded machine staged the large message. */
 static void run_warm(void)
 {
     unsigned long long staged0, rget0;
 
+    if (1 == rank) {
+        buf_t out = {0}, in = {0};
+
+        buf_alloc(&out, 1, 64);
+        buf_alloc(&in, 1, 64);
+        buf_fill(&out, 7);
+        buf_poison(&in);
+        T_MPI(MPI_Sendrecv(out.p, 64, MPI_BYTE, rank, 99, in.p, 64, MPI_BYTE, rank, 99,
+                           MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        buf_check(&in, 64, 7, "a device message to itself");
+        buf_free(&out);
+        buf_free(&in);
+    }
     run_case(P_SEND, 1, 1, 1000, 1);
     T_MPI(MPI_Barrier(MPI_COMM_WORLD)); /* the handshake's answer came in first */
     staged0 = pv(PV_STAGED);

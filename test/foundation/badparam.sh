@@ -59,9 +59,10 @@ checked=0
 for kv in $bad; do
     name=${kv%%=*}
     start=$SECONDS
+    refused_marks=("^ *MCA parameter: *$prefix$name\$" "^ *Value: *${kv#*=}\$" "^ *Accepted values: ")
     run "OMPI_MCA_$prefix$kv"
-    check_refused $? "$prefix$kv" "the parameter, value and accepted values" \
-        "^ *MCA parameter: *$prefix$name\$" "^ *Value: *${kv#*=}\$" "^ *Accepted values: "
+    check_refused $? "$prefix$kv" "the parameter, value and accepted values" "${refused_marks[@]}"
+    refused_marks=()
     echo "rejected $prefix$kv in $((SECONDS - start)) s"
     checked=$((checked + 1))
 done

@@ -26,9 +26,11 @@ run() {
 # refused NAME VALUE LABEL MINIMUM
 refused() {
     local start=$SECONDS
+    refused_marks=("^ *MCA parameter name: *btl_tcp_$1\$" "^ *BTL $3 value: *$2\$"
+        "^ *BTL $3 minimum: *$4\$")
     run --mca "btl_tcp_$1" "$2"
-    check_refused $? "btl_tcp_$1=$2" "the parameter, value and minimum" \
-        "^ *MCA parameter name: *btl_tcp_$1\$" "^ *BTL $3 value: *$2\$" "^ *BTL $3 minimum: *$4\$"
+    check_refused $? "btl_tcp_$1=$2" "the parameter, value and minimum" "${refused_marks[@]}"
+    refused_marks=()
     echo "refused btl_tcp_$1=$2 in $((SECONDS - start)) s"
 }
 

@@ -87,6 +87,7 @@ enum {
     SMCUDA_PV_HANDOFF_SAMPLES, /* fragments timed as hand-off samples (receiver side) */
     SMCUDA_PV_HANDOFF_NS,      /* level: the hand-off figure published last (ns) */
     SMCUDA_PV_GUEST_PEERS,     /* local peers of other jobs attached (either side) */
+    SMCUDA_PV_FBOX_ANSWERS,    /* ring records written first line last (btl_smcuda_sendi.c) */
     /* CUDA IPC (btl_smcuda_cuda.c) */
     SMCUDA_PV_IPC_SETUPS_OK,       /* peers with which the handshake turned IPC on */
     SMCUDA_PV_IPC_SETUPS_BAD,      /* peers with which it ended IPC_BAD */
@@ -198,6 +199,8 @@ struct mca_btl_base_endpoint_t {
     opal_list_t pending;  /* our fragments waiting for room in the peer's FIFO */
     bool on_pending_list;
     bool copy_ok;       /* single-copy works with this peer */
+    bool answering;     /* a ring record of the peer was delivered since our last send to it
+                         * (btl_smcuda_sendi.c; relaxed loads and stores, a hint) */
     int32_t split_lead; /* bytes the reader's chunk of a two-chunk shared get
                          * takes beyond half (btl_smcuda_split.h) */
     bool self;          /* our own process (btl_smcuda_self.c) */

@@ -107,6 +107,9 @@ static const ob1x_pvar_t pvars[] = {
     COUNTER(GUEST_PEERS, "guest_peers",
             "Local peers of other jobs (MPI_Comm_spawn, MPI_Comm_connect/accept) reached through "
             "shared memory"),
+    COUNTER(FBOX_ANSWERS, "fbox_answers",
+            "Ring records of more than one cache line that answered a record of the peer, "
+            "written with their first line last (the line the waiting peer polls)"),
     COUNTER(IPC_SETUPS_OK, "ipc_setups_ok",
             "Local peers with which the CUDA IPC handshake turned IPC on (this process's side)"),
     COUNTER(IPC_SETUPS_BAD, "ipc_setups_bad",

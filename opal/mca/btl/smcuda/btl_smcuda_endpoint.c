@@ -28,6 +28,7 @@ static void endpoint_construct(mca_btl_base_endpoint_t *ep)
     ep->on_pending_list = false;
     ep->copy_ok = false;
     ep->split_lead = 0;
+    ep->answering = false;
     ep->self = false;
     /* no ring either way until setup_rings() finds one (guests never do) */
     ep->out_ctl = ep->in_ctl = NULL;

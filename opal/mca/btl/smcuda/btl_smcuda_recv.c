@@ -95,6 +95,7 @@ static int drain_ring(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep, b
     }
     if (n > 0) {
         smcuda_fbox_release(ep);
+        __atomic_store_n(&ep->answering, true, __ATOMIC_RELAXED);
     }
     return n;
 }

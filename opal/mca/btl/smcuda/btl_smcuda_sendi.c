@@ -25,6 +25,52 @@ static inline void fill(unsigned char *dst, const void *header, size_t header_si
     }
 }
 
+/* Into a ring record, when the peer is likely waiting for it (fill_ring
+ * below): the bytes past the record's first cache line first, then the
+ * first line (our header word's line, which the waiting reader polls), so
+ * that the writes into that line follow each other without the others
+ * between them. Written in order, the first line's payload went first and
+ * the header word last, the other lines' ownership moved between them, and
+ * the reader's polls took the first line back in that time: one more
+ * crossing of it per record (64 B ping-pong 0.34 us against 0.25). */
+static inline void fill_first_last(unsigned char *dst, const void *header, size_t hs,
+                                   struct opal_convertor_t *conv, size_t ps)
+{
+    size_t first = SMCUDA_CACHE_LINE - ((uintptr_t) dst & (SMCUDA_CACHE_LINE - 1));
+    size_t pos, inpay;
+    void *src;
+
+    if (0 == ps || hs + ps <= first || hs > first || !ob1x_convertor_flat(conv)) {
+        fill(dst, header, hs, conv, ps);
+        return;
+    }
+    smcuda_pv_add(SMCUDA_PV_FBOX_ANSWERS, 1);
+    inpay = first - hs;
+    pos = conv->bConverted + ps;
+    opal_convertor_get_current_pointer(conv, &src);
+    memcpy(dst + first, (const char *) src + inpay, ps - inpay);
+    memcpy(dst, header, hs);
+    memcpy(dst + hs, src, inpay);
+    opal_convertor_set_position(conv, &pos);
+}
+
+/* A ring record's contents. The first line last where the send answers
+ * something the peer sent (a ping-pong's turn: the peer now polls for
+ * this record); in order in a run of sends, where the reader is behind
+ * the writer anyway: windowed streams of 320-896 B moved up to 28% fewer
+ * messages a second with the first line last (a regime of the two sides'
+ * paces, not work). */
+static inline void fill_ring(mca_btl_base_endpoint_t *ep, unsigned char *dst, const void *header,
+                             size_t hs, struct opal_convertor_t *conv, size_t ps)
+{
+    if (__atomic_load_n(&ep->answering, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&ep->answering, false, __ATOMIC_RELAXED);
+        fill_first_last(dst, header, hs, conv, ps);
+    } else {
+        fill(dst, header, hs, conv, ps);
+    }
+}
+
 int mca_btl_smcuda_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
                          struct opal_convertor_t *convertor, void *header, size_t header_size,
                          size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
@@ -48,7 +94,7 @@ int mca_btl_smcuda_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_
     if (SMCUDA_LIKELY(total <= ep->out_max && NULL != ep->out_ring)) {
         unsigned char *dst = smcuda_fbox_reserve(ep, (uint32_t) total);
         if (SMCUDA_LIKELY(NULL != dst)) {
-            fill(dst, header, header_size, convertor, payload_size);
+            fill_ring(ep, dst, header, header_size, convertor, payload_size);
             smcuda_fbox_publish(ep, (uint32_t) total, tag, ep->send_seq++);
             OPAL_THREAD_UNLOCK(&ep->lock);
             SMCUDA_PV_ADD(FBOX, total);

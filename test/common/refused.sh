@@ -32,33 +32,34 @@ printed_all() {
 # that the verdict is about the component. A crash of the MPI processes
 # is reported by mpirun with status 1 and stays a failure (check_refused).
 job() {
-    local rc
-    timeout -k 5 "$1" "$MPIRUN" -np 2 --oversubscribe --mca btl_base_warn_component_unused 0 \
-        "${@:2}" </dev/null >"$tmp/out" 2>&1
+    local rc why=
+    job_once "$@"
     rc=$?
     # Hung after printing every line in refused_marks (set by the caller
     # for a job that must be refused): the component had refused the value
     # and Open MPI's run time hung tearing the failed job down (seen once
-    # on a loaded machine, mpirun killed after 60 s): shown, and run once
-    # more. A job hung before the refusal fails at once (check_refused).
+    # on a loaded machine, mpirun killed after 60 s). A job hung before the
+    # refusal fails at once (check_refused).
     if { [ $rc -eq 124 ] || [ $rc -eq 137 ]; } && [ ${#refused_marks[@]} -gt 0 ] &&
         printed_all "${refused_marks[@]}"; then
-        echo "refused, then the job hung tearing down; its output:"
-        sed 's/^/    | /' "$tmp/out"
-        echo "running the job once more"
-        timeout -k 5 "$1" "$MPIRUN" -np 2 --oversubscribe --mca btl_base_warn_component_unused 0 \
-            "${@:2}" </dev/null >"$tmp/out" 2>&1
-        rc=$?
+        why="the job was refused, then hung tearing down"
+    elif [ $rc -gt 128 ] && [ $rc -ne 137 ]; then
+        why="mpirun itself died of signal $((rc - 128))"
     fi
-    if [ $rc -gt 128 ] && [ $rc -ne 137 ]; then
-        echo "mpirun itself died of signal $((rc - 128)); its output:"
+    if [ -n "$why" ]; then
+        echo "$why; its output:"
         sed 's/^/    | /' "$tmp/out"
         echo "running the job once more"
-        timeout -k 5 "$1" "$MPIRUN" -np 2 --oversubscribe --mca btl_base_warn_component_unused 0 \
-            "${@:2}" </dev/null >"$tmp/out" 2>&1
+        job_once "$@"
         rc=$?
     fi
     return $rc
+}
+
+# job_once SECONDS MPIRUN-ARGS...: one bounded run of the job (see job).
+job_once() {
+    timeout -k 5 "$1" "$MPIRUN" -np 2 --oversubscribe --mca btl_base_warn_component_unused 0 \
+        "${@:2}" </dev/null >"$tmp/out" 2>&1
 }
 
 # check_refused RC LABEL WHAT PATTERN...: the job that ended with status RC

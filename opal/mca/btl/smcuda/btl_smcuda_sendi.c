@@ -40,7 +40,8 @@ static inline void fill_first_last(unsigned char *dst, const void *header, size_
     size_t pos, inpay;
     void *src;
 
-    if (0 == ps || hs + ps <= first || hs > first || !ob1x_convertor_flat(conv)) {
+    if (0 == ps || hs + ps <= first || hs > first || !ob1x_convertor_flat(conv) ||
+        ps > conv->local_size - conv->bConverted) {
         fill(dst, header, hs, conv, ps);
         return;
     }

@@ -37,22 +37,23 @@ static inline void fill_first_last(unsigned char *dst, const void *header, size_
                                    struct opal_convertor_t *conv, size_t ps)
 {
     size_t first = SMCUDA_CACHE_LINE - ((uintptr_t) dst & (SMCUDA_CACHE_LINE - 1));
-    size_t pos, inpay;
-    void *src;
+    size_t inpay;
+    const unsigned char *src;
 
-    if (0 == ps || hs + ps <= first || hs > first || !ob1x_convertor_flat(conv) ||
-        ps > conv->local_size - conv->bConverted) {
-        fill(dst, header, hs, conv, ps);
+    if (hs + ps <= first || hs > first || !ob1x_convertor_flat(conv)) {
+        fill(dst, header, hs, conv, ps); /* one line, or packed piecewise */
         return;
     }
-    smcuda_pv_add(SMCUDA_PV_FBOX_ANSWERS, 1);
+    src = ob1x_convertor_flat_take(conv, &ps); /* ps: what the convertor holds of it */
     inpay = first - hs;
-    pos = conv->bConverted + ps;
-    opal_convertor_get_current_pointer(conv, &src);
-    memcpy(dst + first, (const char *) src + inpay, ps - inpay);
+    if (ps > inpay) {
+        smcuda_pv_add(SMCUDA_PV_FBOX_ANSWERS, 1);
+        memcpy(dst + first, src + inpay, ps - inpay);
+    } else {
+        inpay = ps;
+    }
     memcpy(dst, header, hs);
     memcpy(dst + hs, src, inpay);
-    opal_convertor_set_position(conv, &pos);
 }
 
 /* A ring record's contents. The first line last where the send answers

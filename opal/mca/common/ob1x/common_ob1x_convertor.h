@@ -25,19 +25,31 @@ static inline bool ob1x_convertor_flat(const opal_convertor_t *conv)
            !(conv->flags & (CONVERTOR_CUDA | CONVERTOR_CUDA_UNIFIED | CONVERTOR_WITH_CHECKSUM));
 }
 
+/* For a flat convertor (ob1x_convertor_flat): the address of the next
+ * *n bytes at its position, *n lowered to what it holds, and the position
+ * moved past them; the caller copies them in any order it likes. */
+static inline const unsigned char *ob1x_convertor_flat_take(opal_convertor_t *conv, size_t *n)
+{
+    size_t pos = conv->bConverted, left = conv->local_size - pos;
+    void *src;
+
+    if (*n > left) {
+        *n = left;
+    }
+    opal_convertor_get_current_pointer(conv, &src);
+    pos += *n;
+    opal_convertor_set_position(conv, &pos);
+    return (const unsigned char *) src;
+}
+
 /* Packs up to `max` bytes at the convertor's position into dst and
  * advances it; returns the bytes packed. */
 static inline size_t ob1x_convertor_pack(opal_convertor_t *conv, void *dst, size_t max)
 {
     if (ob1x_convertor_flat(conv)) {
-        size_t pos = conv->bConverted, left = conv->local_size - pos;
-        size_t n = max < left ? max : left;
-        void *src;
-        opal_convertor_get_current_pointer(conv, &src);
-        ob1x_copy(dst, src, n);
-        pos += n;
-        opal_convertor_set_position(conv, &pos);
-        return n;
+        const unsigned char *src = ob1x_convertor_flat_take(conv, &max);
+        ob1x_copy(dst, src, max);
+        return max;
     }
     struct iovec iov = {.iov_base = dst, .iov_len = max};
     uint32_t iov_count = 1;

@@ -30,6 +30,8 @@
 #define MAX_SIZE 2100
 #define ROUNDS 4
 #define WINDOW 32
+#define RGET_SIZE 65536
+#define RGET_ROUNDS 16
 /* sizes that surely go through the ring (btl_smcuda_fbox_max_size 2048,
  * header included) */
 #define RING_SURE 1024
@@ -118,6 +120,34 @@ int main(int argc, char **argv)
         }
     }
 
+    if (NULL != bu_arg(argc, argv, "rget")) {
+        /* 64 KiB by RGET (pml/ob1x): each side's RGET follows the FIN of
+         * the one it answers, a record of one line, and is a header longer
+         * than the first line: all but a side's first go first line last */
+        unsigned long long before = bu_named_counter("btl_smcuda_fbox_answers"), rgets;
+        unsigned char *big = malloc(RGET_SIZE);
+
+        BU_CHECK(NULL != big, "malloc");
+        for (int r = 0; r < RGET_ROUNDS; ++r) {
+            if ((r & 1) == bu_rank) {
+                bu_fill(big, RGET_SIZE, 77 + r);
+                MPI_Send(big, RGET_SIZE, MPI_BYTE, 1 - bu_rank, 600 + r, MPI_COMM_WORLD);
+            } else {
+                long bad;
+                memset(big, 0, RGET_SIZE);
+                MPI_Recv(big, RGET_SIZE, MPI_BYTE, 1 - bu_rank, 600 + r, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+                bad = bu_verify(big, RGET_SIZE, 77 + r);
+                BU_CHECK(bad < 0, "64 KiB round %d: byte %ld wrong", r, bad);
+            }
+        }
+        rgets = bu_named_counter("btl_smcuda_fbox_answers") - before;
+        printf("%s: rank %d: %llu of its %d RGETs first line last\n", PROG, bu_rank, rgets,
+               RGET_ROUNDS / 2);
+        BU_CHECK(rgets >= RGET_ROUNDS / 2 - 1, "only %llu of %d RGETs written first line last",
+                 rgets, RGET_ROUNDS / 2);
+        free(big);
+    }
     if (0 == bu_rank) {
         printf("%s: %llu ring records answered first line last (at least %llu expected)\n", PROG,
                answers, expected);

@@ -156,11 +156,11 @@ int main(int argc, char **argv)
     fn = find(btl);
     BU_CHECK(NULL != fn, "btl/smcuda registered no hints function");
     if (none) {
-        BU_CHECK(!fn(btl, ep, size, &h), "hints published without single copy");
+        BU_CHECK(!fn(btl, ep, size, false, &h), "hints published without single copy");
         dlclose(lib);
         return bu_finalize(PROG);
     }
-    BU_CHECK(fn(btl, ep, size, &h), "no hints for the peer");
+    BU_CHECK(fn(btl, ep, size, false, &h), "no hints for the peer");
     BU_CHECK(h.single_min == size_arg(argc, argv, "single_min", 32768),
              "single_min %zu is not btl_smcuda_cma_min_size", h.single_min);
     BU_CHECK(h.busy_limit == size_arg(argc, argv, "busy_limit", 2097152),
@@ -168,7 +168,7 @@ int main(int argc, char **argv)
     BU_CHECK(h.adapt == yes_arg(argc, argv, "adapt", true),
              "adapt is not btl_smcuda_single_copy_adapt");
     if (NULL != far) {
-        BU_CHECK(fn(btl, ep, 4096, &h), "no hints for a small message");
+        BU_CHECK(fn(btl, ep, 4096, false, &h), "no hints for a small message");
         BU_CHECK(h.far == (0 == strcmp(far, "yes")), "far is %d, expected %s", h.far, far);
     }
 
@@ -177,8 +177,13 @@ int main(int argc, char **argv)
     for (int w = 0; w < windows; ++w) {
         window(buf, size, w, peer);
         if (0 == bu_rank) {
-            /* the receiver's figures: fresh for 100 ms, so read after each window */
-            BU_CHECK(fn(btl, ep, size, &h), "no hints for the peer");
+            /* the receiver's figures: fresh for 100 ms, so read after
+             * each window; as in a stream (not: they are not read) */
+            BU_CHECK(fn(btl, ep, size, false, &h), "no hints for the peer");
+            BU_CHECK(!h.copy_fresh && !h.single_fresh, "figures read outside a stream");
+            BU_CHECK(fn(btl, ep, size, true, &h), "no hints for the peer");
+            BU_CHECK(!h.far || (!h.copy_fresh && !h.single_fresh),
+                     "figures read for a far peer (its rule compares none)");
             copy_seen |= h.copy_fresh && h.copy_ps > 0;
             single_seen |= h.single_fresh && h.single_ps > 0;
             two_way_seen |= h.two_way || h.two_way_recent;
@@ -203,15 +208,15 @@ int main(int argc, char **argv)
         if (NULL != bu_arg(argc, argv, "gets")) {
             BU_CHECK(gets >= sent, "only %llu of %llu messages moved by gets", gets, sent);
         }
-        BU_CHECK(fn(btl, ep, size, &h) && h.two_way && h.two_way_recent,
+        BU_CHECK(fn(btl, ep, size, false, &h) && h.two_way && h.two_way_recent,
                  "the receiver of a stream did not read two_way");
-        BU_CHECK(fn(btl, ep, size, &h) && !h.two_way && h.two_way_recent,
+        BU_CHECK(fn(btl, ep, size, false, &h) && !h.two_way && h.two_way_recent,
                  "two_way was not consumed by its read, or two_way_recent went with it");
         for (int i = 2; i < SMCUDA_TWO_WAY_READS; ++i) {
-            BU_CHECK(fn(btl, ep, size, &h) && !h.two_way && h.two_way_recent,
+            BU_CHECK(fn(btl, ep, size, false, &h) && !h.two_way && h.two_way_recent,
                      "two_way_recent gone at read %d", i + 1);
         }
-        BU_CHECK(fn(btl, ep, size, &h) && !h.two_way_recent,
+        BU_CHECK(fn(btl, ep, size, false, &h) && !h.two_way_recent,
                  "two_way_recent outlived %d reads with nothing received", SMCUDA_TWO_WAY_READS);
     }
     dlclose(lib);

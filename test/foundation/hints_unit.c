@@ -27,16 +27,16 @@ static char modules[OB1X_HINTS_SLOTS + 4];
 #define MOD(i) ((struct mca_btl_base_module_t *) &modules[i])
 
 static bool fn_a(struct mca_btl_base_module_t *b, struct mca_btl_base_endpoint_t *e, size_t s,
-                 ob1x_btl_hints_t *o)
+                 bool st, ob1x_btl_hints_t *o)
 {
-    (void) b, (void) e, (void) s, (void) o;
+    (void) b, (void) e, (void) s, (void) st, (void) o;
     return true;
 }
 
 static bool fn_b(struct mca_btl_base_module_t *b, struct mca_btl_base_endpoint_t *e, size_t s,
-                 ob1x_btl_hints_t *o)
+                 bool st, ob1x_btl_hints_t *o)
 {
-    (void) b, (void) e, (void) s, (void) o;
+    (void) b, (void) e, (void) s, (void) st, (void) o;
     return false;
 }
 

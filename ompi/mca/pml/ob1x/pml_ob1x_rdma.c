@@ -262,11 +262,12 @@ void ob1x_rdma_shares(ob1x_rdma_btl_t *btls_, int n, size_t offset, size_t lengt
 bool ob1x_rdma_prefer_copy(const ob1x_rdma_peer_btl_t *b, size_t size)
 {
     ob1x_btl_hints_t h;
+    bool stream = mca_pml_ob1x.rdma_live > 0;
 
-    if (NULL == b->hints || !b->hints(b->bml_btl->btl, b->bml_btl->btl_endpoint, size, &h)) {
+    if (NULL == b->hints || !b->hints(b->bml_btl->btl, b->bml_btl->btl_endpoint, size, stream, &h)) {
         return false;
     }
-    if (ob1x_hints_prefer_copy(&h, size, mca_pml_ob1x.rdma_live > 0)) {
+    if (ob1x_hints_prefer_copy(&h, size, stream)) {
         ob1x_count_event(OB1X_EV_HINT_COPY);
         return true;
     }

@@ -199,8 +199,9 @@ struct mca_btl_base_endpoint_t {
     opal_list_t pending;  /* our fragments waiting for room in the peer's FIFO */
     bool on_pending_list;
     bool copy_ok;       /* single-copy works with this peer */
-    bool answering;     /* a ring record of the peer was delivered since our last send to it
-                         * (btl_smcuda_sendi.c; relaxed loads and stores, a hint) */
+    bool answering;     /* a ring record of the peer was delivered since our last record of
+                         * more than one line to it (btl_smcuda_sendi.c; relaxed loads and
+                         * stores, a hint) */
     int32_t split_lead; /* bytes the reader's chunk of a two-chunk shared get
                          * takes beyond half (btl_smcuda_split.h) */
     bool self;          /* our own process (btl_smcuda_self.c) */
@@ -294,6 +295,8 @@ typedef struct mca_btl_smcuda_module_t {
     uint32_t rx_recent; /* reads of our hints left that see two-way traffic (btl_smcuda_path.c) */
     smcuda_run_t copy_run;   /* pipeline fragments received in a run (btl_smcuda_path.c) */
     smcuda_run_t get_run;    /* our single-copy gets completing in a run */
+    size_t get_unstamped;    /* bytes of our last get, whose time is not taken yet
+                              * (mca_btl_smcuda_path_get) */
     uint32_t ho_min;         /* least hand-off time of the samples so far (btl_smcuda_path.c) */
     uint32_t ho_n;           /* samples so far */
     bool idle;               /* the last progress call found nothing */
@@ -516,6 +519,7 @@ int mca_btl_smcuda_hints_register(mca_btl_smcuda_module_t *m);
 void mca_btl_smcuda_hints_deregister(mca_btl_smcuda_module_t *m);
 uint64_t mca_btl_smcuda_now_ns(void);
 void mca_btl_smcuda_path_get(mca_btl_smcuda_module_t *m, size_t bytes);
+void mca_btl_smcuda_path_idle(mca_btl_smcuda_module_t *m);
 uint64_t mca_btl_smcuda_path_fragment(mca_btl_smcuda_module_t *m, size_t bytes);
 void mca_btl_smcuda_path_handoff(mca_btl_smcuda_module_t *m, uint32_t stamp, uint64_t now);
 

@@ -159,6 +159,14 @@ static void run_note(smcuda_run_t *r, size_t bytes, uint64_t now, uint32_t *avg,
     }
 }
 
+/* The last get, not timed yet, completed by `now`. */
+static void stamp_get(mca_btl_smcuda_module_t *m, uint64_t now)
+{
+    run_note(&m->get_run, m->get_unstamped, now, &m->hdr->get_ps, &m->hdr->get_when,
+             "single-copy");
+    m->get_unstamped = 0;
+}
+
 /* One of our single-copy gets of `bytes` is done and completed (for a
  * shared get whose helper is still copying: we have copied our last
  * chunk); called after the completion, so that its clock read is not on
@@ -174,7 +182,14 @@ static void run_note(smcuda_run_t *r, size_t bytes, uint64_t now, uint32_t *avg,
  * counted the fragments' work too (197 ps/B at 128 KiB, where a stream of
  * gets moved 100). The figure is published for streams from cma_min_size
  * up: a smaller get (a far receiver's) is no sample, whichever way (shared
- * or not) it went. */
+ * or not) it went.
+ *
+ * The get's time is taken later: at the next progress pass that finds
+ * nothing to do, or at the next get or pipeline fragment, whichever comes
+ * first. Read here, the clock sat between the completion and whatever the
+ * application does next (a ping-pong's reply: 64 KiB about 1% slower); a
+ * stream's gets follow each other or an idle pass, so its intervals keep
+ * their lengths (shifted by at most one get). */
 void mca_btl_smcuda_path_get(mca_btl_smcuda_module_t *m, size_t bytes)
 {
     if (bytes < mca_btl_smcuda_component.cma_min_size) {
@@ -182,8 +197,16 @@ void mca_btl_smcuda_path_get(mca_btl_smcuda_module_t *m, size_t bytes)
     }
     /* a run is of one way only (above) */
     run_close(&m->copy_run, &m->hdr->copy_ps, &m->hdr->copy_when, "copy-path");
-    run_note(&m->get_run, bytes, mca_btl_smcuda_now_ns(), &m->hdr->get_ps, &m->hdr->get_when,
-             "single-copy");
+    if (0 != m->get_unstamped) {
+        stamp_get(m, mca_btl_smcuda_now_ns()); /* the previous one: a busy stream */
+    }
+    m->get_unstamped = bytes;
+}
+
+/* A progress pass found nothing: the last get's time is now. */
+void mca_btl_smcuda_path_idle(mca_btl_smcuda_module_t *m)
+{
+    stamp_get(m, mca_btl_smcuda_now_ns());
 }
 
 /* A pipeline fragment arrives. The copy path's speed is the pace of such
@@ -192,6 +215,9 @@ uint64_t mca_btl_smcuda_path_fragment(mca_btl_smcuda_module_t *m, size_t bytes)
 {
     uint64_t now = mca_btl_smcuda_now_ns();
 
+    if (0 != m->get_unstamped) {
+        stamp_get(m, now); /* it ends the run of gets it is in */
+    }
     run_close(&m->get_run, &m->hdr->get_ps, &m->hdr->get_when, "single-copy");
     run_note(&m->copy_run, bytes, now, &m->hdr->copy_ps, &m->hdr->copy_when, "copy-path");
     return now;
@@ -275,9 +301,10 @@ static bool figure(const uint32_t *avg, const uint64_t *when, uint64_t now, uint
     return 0 != t && now - t <= STALE_NS && 0 != *ps;
 }
 
-/* The receiver's measured figures. Read only for sizes where a rule can
- * compare them (single_min up to busy_limit, adapt on, no two-way
- * stream): elsewhere they are left "not fresh" and the clock is not read. */
+/* The receiver's measured figures. Read only where a rule can compare
+ * them (a one-way stream to a near peer, single_min up to busy_limit,
+ * adapt on): elsewhere they are left "not fresh" and the clock is not
+ * read. */
 static void read_figures(const mca_btl_base_endpoint_t *ep, ob1x_btl_hints_t *out)
 {
     const smcuda_seg_hdr_t *peer = (const smcuda_seg_hdr_t *) ep->seg;
@@ -297,7 +324,7 @@ static void read_figures(const mca_btl_base_endpoint_t *ep, ob1x_btl_hints_t *ou
  * whether it did within the last SMCUDA_TWO_WAY_READS reads, as a stream
  * in the other direction does. */
 static bool smcuda_hints(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep,
-                         size_t size, ob1x_btl_hints_t *out)
+                         size_t size, bool stream, ob1x_btl_hints_t *out)
 {
     mca_btl_smcuda_module_t *m = (mca_btl_smcuda_module_t *) btl;
     const mca_btl_smcuda_component_t *c = &mca_btl_smcuda_component;
@@ -318,7 +345,8 @@ static bool smcuda_hints(struct mca_btl_base_module_t *btl, struct mca_btl_base_
         m->rx_recent--;
     }
     out->two_way_recent = 0 != m->rx_recent;
-    if (out->adapt && !out->two_way && size >= out->single_min && size < out->busy_limit) {
+    if (stream && out->adapt && !out->far && !out->two_way && size >= out->single_min &&
+        size < out->busy_limit) {
         read_figures(ep, out);
     }
     return true;

@@ -198,6 +198,15 @@ static inline bool rings_only(mca_btl_smcuda_module_t *m)
            opal_list_is_empty(&m->amo_backlog);
 }
 
+/* The end of a progress pass that handled n events. */
+static inline void note_idle(mca_btl_smcuda_module_t *m, int n)
+{
+    m->idle = 0 == n;
+    if (SMCUDA_UNLIKELY(0 != m->get_unstamped) && 0 == n) {
+        mca_btl_smcuda_path_idle(m); /* the last get's time, now that it costs nothing */
+    }
+}
+
 static __opal_attribute_noinline__ int progress_busy(mca_btl_smcuda_module_t *m)
 {
     int n;
@@ -233,7 +242,7 @@ static __opal_attribute_noinline__ int progress_busy(mca_btl_smcuda_module_t *m)
     if (SMCUDA_UNLIKELY(!opal_list_is_empty(&m->amo_backlog))) {
         n += mca_btl_smcuda_atomic_backlog(m);
     }
-    m->idle = 0 == n;
+    note_idle(m, n);
     __atomic_store_n(&m->in_progress, 0, __ATOMIC_RELEASE);
     return n;
 }
@@ -257,7 +266,7 @@ int mca_btl_smcuda_progress(void)
                 m->in_progress = 0;
             }
         }
-        m->idle = 0 == n;
+        note_idle(m, n);
         return n;
     }
     return progress_busy(m);

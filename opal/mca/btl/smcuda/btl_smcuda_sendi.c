@@ -25,6 +25,28 @@ static inline void fill(unsigned char *dst, const void *header, size_t header_si
     }
 }
 
+/* Bytes [from, to) of a header into the record: word by word where both
+ * are whole words (a header of a few lines: two library calls would cost
+ * more than the copy). */
+static inline void copy_range(unsigned char *dst, const void *header, size_t from, size_t to)
+{
+    const unsigned char *h = (const unsigned char *) header;
+
+    if (0 == ((from | to) & 7)) {
+        for (size_t k = from; k < to; k += 8) {
+            memcpy(dst + k, h + k, 8);
+        }
+        return;
+    }
+    memcpy(dst + from, h + from, to - from);
+}
+
+/* Bytes from dst to the end of its cache line. */
+static inline size_t line_left(const unsigned char *dst)
+{
+    return SMCUDA_CACHE_LINE - ((uintptr_t) dst & (SMCUDA_CACHE_LINE - 1));
+}
+
 /* Into a ring record, when the peer is likely waiting for it (fill_ring
  * below): the bytes past the record's first cache line first, then the
  * first line (our header word's line, which the waiting reader polls), so
@@ -32,16 +54,31 @@ static inline void fill(unsigned char *dst, const void *header, size_t header_si
  * between them. Written in order, the first line's payload went first and
  * the header word last, the other lines' ownership moved between them, and
  * the reader's polls took the first line back in that time: one more
- * crossing of it per record (64 B ping-pong 0.34 us against 0.25). */
+ * crossing of it per record (64 B ping-pong 0.34 us against 0.25). A
+ * header that fills the first line by itself (an RGET with its handles)
+ * goes the same way: its tail and the payload, then its first line. */
 static inline void fill_first_last(unsigned char *dst, const void *header, size_t hs,
                                    struct opal_convertor_t *conv, size_t ps)
 {
-    size_t first = SMCUDA_CACHE_LINE - ((uintptr_t) dst & (SMCUDA_CACHE_LINE - 1));
+    size_t first = line_left(dst);
     size_t inpay;
     const unsigned char *src;
 
-    if (hs + ps <= first || hs > first || !ob1x_convertor_flat(conv)) {
-        fill(dst, header, hs, conv, ps); /* one line, or packed piecewise */
+    if (hs + ps <= first) {
+        fill(dst, header, hs, conv, ps); /* one line */
+        return;
+    }
+    if (hs >= first) {
+        smcuda_pv_add(SMCUDA_PV_FBOX_ANSWERS, 1);
+        copy_range(dst, header, first, hs);
+        if (ps > 0) {
+            (void) ob1x_convertor_pack(conv, dst + hs, ps);
+        }
+        copy_range(dst, header, 0, first);
+        return;
+    }
+    if (!ob1x_convertor_flat(conv)) {
+        fill(dst, header, hs, conv, ps); /* packed piecewise */
         return;
     }
     src = ob1x_convertor_flat_take(conv, &ps); /* ps: what the convertor holds of it */
@@ -61,12 +98,17 @@ static inline void fill_first_last(unsigned char *dst, const void *header, size_
  * this record); in order in a run of sends, where the reader is behind
  * the writer anyway: windowed streams of 320-896 B moved up to 28% fewer
  * messages a second with the first line last (a regime of the two sides'
- * paces, not work). */
+ * paces, not work). A record of one line ends no turn: the peer reads it
+ * at once and polls for the next one (an RGET sent right after the FIN
+ * of the one it answers: 64 KiB ping-pong 1% faster by its first line
+ * last). */
 static inline void fill_ring(mca_btl_base_endpoint_t *ep, unsigned char *dst, const void *header,
                              size_t hs, struct opal_convertor_t *conv, size_t ps)
 {
     if (__atomic_load_n(&ep->answering, __ATOMIC_RELAXED)) {
-        __atomic_store_n(&ep->answering, false, __ATOMIC_RELAXED);
+        if (hs + ps > line_left(dst)) {
+            __atomic_store_n(&ep->answering, false, __ATOMIC_RELAXED);
+        }
         fill_first_last(dst, header, hs, conv, ps);
     } else {
         fill(dst, header, hs, conv, ps);

@@ -52,9 +52,13 @@ typedef struct ob1x_btl_hints {
 } ob1x_btl_hints_t;
 
 /* Fills *out for `size` bytes to `ep`; false when the BTL has nothing to
- * say about this peer (then the standard rules apply). */
+ * say about this peer (then the standard rules apply). `stream`: other
+ * single-copy sends of the caller are live on this BTL. The rule below
+ * compares the measured figures only then (and only for a near peer), so
+ * a BTL may leave them "not fresh" otherwise and spare the clock read they
+ * take (on the way of every lone message: 64 KiB ping-pong 1% slower). */
 typedef bool (*ob1x_btl_hints_fn_t)(struct mca_btl_base_module_t *btl,
-                                    struct mca_btl_base_endpoint_t *ep, size_t size,
+                                    struct mca_btl_base_endpoint_t *ep, size_t size, bool stream,
                                     ob1x_btl_hints_t *out);
 
 /* The registry lives in the installed common library, one copy shared by

@@ -37,7 +37,9 @@
  *                  into one buffer): with leave_pinned=1 (the job's
  *                  mpi_leave_pinned) registrations_reused >= 999 and
  *                  registrations_made <= 4, summed over both ranks; with
- *                  leave_pinned=0 nothing reused, a registration per message;
+ *                  leave_pinned=0 nothing reused, a registration per message
+ *                  (regs=none: none at all, a BTL whose puts and gets of
+ *                  host memory need no handle);
  *                  realloc: a buffer is sent, freed, and a new one of the
  *                  same size (at the same address when malloc gives it back)
  *                  with other data is sent: the receiver gets the new data,
@@ -62,6 +64,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 #define GUARD 0xA5
@@ -721,7 +724,7 @@ static void case_cancel(void)
 }
 
 /* One 1 MiB buffer sent `n` times into one receive buffer. */
-static void case_reuse(int leave_pinned)
+static void case_reuse(int leave_pinned, bool none)
 {
     const int n = 1000;
     const size_t size = MiB;
@@ -760,6 +763,11 @@ static void case_reuse(int leave_pinned)
                     "reuse: leave_pinned on: %llu registrations made, %llu reused for %d sends "
                     "of one buffer (expected <= 4 made, >= %d reused)",
                     made, reused, n, n - 1);
+        else if (none)
+            T_CHECK(0 == reused && 0 == made,
+                    "reuse: leave_pinned off: %llu registrations made, %llu reused for %d sends "
+                    "(expected none: the BTL's puts and gets of host memory need no handle)",
+                    made, reused, n);
         else
             T_CHECK(0 == reused && made >= (unsigned long long) n,
                     "reuse: leave_pinned off: %llu registrations made, %llu reused for %d sends "
@@ -839,7 +847,9 @@ int main(int argc, char **argv)
         case_stripe(t_arg_value(argc, argv, "stripe"));
     else if (0 == strcmp(c, "reuse"))
         case_reuse(t_arg_value(argc, argv, "leave_pinned") &&
-                   0 != strcmp(t_arg_value(argc, argv, "leave_pinned"), "0"));
+                       0 != strcmp(t_arg_value(argc, argv, "leave_pinned"), "0"),
+                   t_arg_value(argc, argv, "regs") &&
+                       0 == strcmp(t_arg_value(argc, argv, "regs"), "none"));
     else if (0 == strcmp(c, "realloc"))
         case_realloc();
     else if (0 == strcmp(c, "cancel")) {

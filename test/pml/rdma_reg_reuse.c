@@ -7,7 +7,8 @@
  * differs, and rank 1 checks every byte. Rank 0's counters:
  *   --expect=cached   (mpi_leave_pinned on): 1 registration made, N-1 reused
  *   --expect=uncached (mpi_leave_pinned 0):  N made, none reused
- *   --expect=none     (a BTL that needs no registration, vader with CMA):
+ *   --expect=none     (a BTL that needs no registration: vader with CMA,
+ *                     smcuda without mpi_leave_pinned 1):
  *                     none made or reused, on either rank
  * and pml_ob1x_<proto>_messages moved by N. Rank 1 registers its receive
  * buffer or not, as the protocol needs: if it does, at most once when

@@ -55,7 +55,7 @@ static inline size_t line_left(const unsigned char *dst)
  * the header word last, the other lines' ownership moved between them, and
  * the reader's polls took the first line back in that time: one more
  * crossing of it per record (64 B ping-pong 0.34 us against 0.25). A
- * header that fills the first line by itself (an RGET with its handles)
+ * header that fills the first line by itself (a rendezvous with a handle)
  * goes the same way: its tail and the payload, then its first line. */
 static inline void fill_first_last(unsigned char *dst, const void *header, size_t hs,
                                    struct opal_convertor_t *conv, size_t ps)
@@ -99,9 +99,9 @@ static inline void fill_first_last(unsigned char *dst, const void *header, size_
  * the writer anyway: windowed streams of 320-896 B moved up to 28% fewer
  * messages a second with the first line last (a regime of the two sides'
  * paces, not work). A record of one line ends no turn: the peer reads it
- * at once and polls for the next one (an RGET sent right after the FIN
- * of the one it answers: 64 KiB ping-pong 1% faster by its first line
- * last). */
+ * at once and polls for the next one (a rendezvous with a handle, sent right
+ * after the completion notice of the one it answers: 64 KiB ping-pong 1%
+ * faster by its first line last). */
 static inline void fill_ring(mca_btl_base_endpoint_t *ep, unsigned char *dst, const void *header,
                              size_t hs, struct opal_convertor_t *conv, size_t ps)
 {

@@ -83,6 +83,11 @@ ob1x_btl_hints_fn_t ob1x_btl_hints_find(const struct mca_btl_base_module_t *btl)
  * registered with OB1X_BTL_REG_FLAG_DEVICE, into host or device memory
  * here (local_handle NULL). Completion comes from the BTL's progress. */
 #define OB1X_BTL_PROP_DEVICE_GET 0x4u
+/* btl_put / btl_get of host memory need no handle on either side: the BTL
+ * reaches the peer's memory by its address (remote_handle may be NULL, and
+ * a handle of host memory carries nothing they read). Its registrations
+ * serve device memory and atomics. */
+#define OB1X_BTL_PROP_HOST_FREE 0x8u
 /* btl_register_mem flag: the range is device memory of this process. The
  * BTL returns NULL when it cannot export it to that endpoint now (for
  * smcuda: CUDA IPC with that peer not set up yet, or refused; asking

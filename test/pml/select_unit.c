@@ -283,7 +283,9 @@ static void check_hints(void)
     h.far = true;
     CHECK(!ob1x_hints_prefer_copy(&h, min - 1, false), "below single_min, far, alone: single");
     CHECK(ob1x_hints_prefer_copy(&h, min - 1, true), "below single_min, far, a stream: copy");
-    CHECK(!ob1x_hints_prefer_copy(&h, min, true), "single_min, far, a stream: single copy");
+    CHECK(ob1x_hints_prefer_copy(&h, 2 * min - 1, true), "below 2 single_min, far, a stream: copy");
+    CHECK(!ob1x_hints_prefer_copy(&h, 2 * min, true), "2 single_min, far, a stream: single copy");
+    CHECK(!ob1x_hints_prefer_copy(&h, 2 * min - 1, false), "far, alone: single copy");
     h.two_way_recent = true;
     CHECK(ob1x_hints_prefer_copy(&h, min / 4 - 1, true), "far, two-way below single_min/4: copy");
     CHECK(!ob1x_hints_prefer_copy(&h, min / 4, true), "far, two-way from single_min/4: single");

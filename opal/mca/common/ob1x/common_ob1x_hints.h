@@ -117,7 +117,7 @@ size_t ob1x_btl_device_handle_size(const struct mca_btl_base_module_t *btl);
  * figures and whether other single-copy sends of ours are live on this
  * BTL (`rdma_live`)?
  *   far (the cores share no cache):
- *     a one-way stream below single_min,
+ *     a one-way stream below 2 * single_min,
  *     a two-way one (recently) below
  *     single_min / 4                         -> copy
  *     anything else                          -> single copy
@@ -134,15 +134,15 @@ static inline bool ob1x_hints_prefer_copy(const ob1x_btl_hints_t *h, size_t size
      * copy moves once and the copy path twice, so a lone message goes by
      * single copy (8 KiB ping-pong 1.4 us against 2.5). In a stream the
      * copy path keeps both cores copying and wins for small messages:
-     * windows of 4-32 KiB by it 1.1-1.6 times the bandwidth of single
-     * copy one way, up to 1.6 times at 4-8 KiB both ways, where single
-     * copy wins from about 10 KiB (Intel Xeon VM of 2026-11-27, whose
-     * cores are far; single_min 32 KiB). From single_min up, single copy
-     * both ways: a stream's figures, taken as copy-path fragments and gets
-     * alternate, did not always see it (256 KiB windows 12.5 GB/s by
-     * them, 14.3 by single copy). */
+     * windows of 4-56 KiB by it 1.1-1.6 times the bandwidth of single
+     * copy one way (32-56 KiB: 1.21-1.37), level from 64-80 KiB; up to
+     * 1.6 times at 4-8 KiB both ways, where single copy wins from about
+     * 10 KiB (Intel Xeon VM of 2026-11-27, whose cores are far;
+     * single_min 32 KiB). Above, single copy: a stream's figures, taken
+     * as copy-path fragments and gets alternate, did not always see it
+     * (256 KiB windows 12.5 GB/s by them, 14.3 by single copy). */
     if (h->far) {
-        return rdma_live && size < (h->two_way_recent ? h->single_min / 4 : h->single_min);
+        return rdma_live && size < (h->two_way_recent ? h->single_min / 4 : 2 * h->single_min);
     }
     if (size < h->single_min) {
         return true;

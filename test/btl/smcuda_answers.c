@@ -33,8 +33,9 @@
 #define RGET_SIZE 65536
 #define RGET_ROUNDS 16
 /* sizes that surely go through the ring (btl_smcuda_fbox_max_size 2048,
+ * and btl_smcuda_fbox_far_max_size 1024 once the peer is measured far,
  * header included) */
-#define RING_SURE 1024
+#define RING_SURE 1000
 
 /* Bytes of a record before the payload: the ring's header word and the
  * PML's match header. */

@@ -179,7 +179,10 @@ struct mca_btl_base_endpoint_t {
     smcuda_fbox_ctl_t *out_ctl;
     unsigned char *out_ring; /* NULL: the peer has no ring for us */
     uint32_t out_mask;
-    uint32_t out_max;  /* largest message for that ring (ours and the peer's limits) */
+    uint32_t out_max;  /* largest message for that ring now (out_max_near, or less for a
+                        * far peer: mca_btl_smcuda_ring_limit) */
+    uint32_t out_max_near; /* largest message for that ring (ours and the peer's limits) */
+    uint32_t ring_left;    /* ring sends left before out_max is worked out again */
     uint64_t out_rec;  /* position of the reserved record */
     uint64_t out_head; /* bytes written (monotonic) */
     uint64_t out_tail; /* last tail read from out_ctl */
@@ -336,6 +339,7 @@ typedef struct mca_btl_smcuda_component_t {
     unsigned int fbox_size;     /* bytes of each incoming ring */
     unsigned int fbox_count;    /* peers (by local rank) that get a ring */
     unsigned int fbox_max_size; /* largest message (header + payload) sent through a ring */
+    unsigned int fbox_far_max_size; /* the same, to a peer measured far */
     unsigned int fifo_size;     /* FIFO slots */
     int free_list_num, free_list_max, free_list_inc; /* eager fragments */
     int max_frags;                                   /* fragments of max_send_size */
@@ -520,6 +524,19 @@ void mca_btl_smcuda_hints_deregister(mca_btl_smcuda_module_t *m);
 uint64_t mca_btl_smcuda_now_ns(void);
 void mca_btl_smcuda_path_get(mca_btl_smcuda_module_t *m, size_t bytes);
 void mca_btl_smcuda_path_idle(mca_btl_smcuda_module_t *m);
+void mca_btl_smcuda_ring_limit(mca_btl_base_endpoint_t *ep);
+
+/* The largest message for ep's ring now: worked out again every
+ * SMCUDA_RING_RECHECK calls, as the peer's hand-off figure may change.
+ * Caller holds ep->lock. */
+#define SMCUDA_RING_RECHECK 256
+static inline uint32_t smcuda_ring_max(mca_btl_base_endpoint_t *ep)
+{
+    if (SMCUDA_UNLIKELY(0 == --ep->ring_left)) {
+        mca_btl_smcuda_ring_limit(ep);
+    }
+    return ep->out_max;
+}
 uint64_t mca_btl_smcuda_path_fragment(mca_btl_smcuda_module_t *m, size_t bytes);
 void mca_btl_smcuda_path_handoff(mca_btl_smcuda_module_t *m, uint32_t stamp, uint64_t now);
 

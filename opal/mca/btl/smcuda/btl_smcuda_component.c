@@ -185,6 +185,15 @@ static const ob1x_param_t params[] = {
      .level = OPAL_INFO_LVL_5,
      .description = "Largest message (upper-layer header + payload, bytes) sent through a "
                     "fast-box ring; at most fbox_size/4 and eager_limit"},
+    {.name = "fbox_far_max_size",
+     .type = MCA_BASE_VAR_TYPE_UNSIGNED_INT,
+     .storage = C(fbox_far_max_size),
+     .def = 1024,
+     .level = OPAL_INFO_LVL_5,
+     .description = "Largest message (upper-layer header + payload, bytes) sent through the "
+                    "fast-box ring of a peer measured far (see far_handoff_ns): larger ones go by "
+                    "FIFO fragments, which stream faster where the cores share no cache (at most "
+                    "fbox_max_size)"},
     {.name = "fifo_size",
      .type = MCA_BASE_VAR_TYPE_UNSIGNED_INT,
      .storage = C(fifo_size),

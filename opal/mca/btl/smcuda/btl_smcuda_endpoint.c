@@ -34,7 +34,8 @@ static void endpoint_construct(mca_btl_base_endpoint_t *ep)
     ep->out_ctl = ep->in_ctl = NULL;
     ep->out_ring = ep->in_ring = NULL;
     ep->out_mask = ep->in_mask = 0;
-    ep->out_max = 0;
+    ep->out_max = ep->out_max_near = 0;
+    ep->ring_left = 1;
     ep->out_rec = 0;
     ep->out_head = ep->out_tail = ep->in_pos = 0;
     ep->send_seq = ep->recv_seq = 0;
@@ -141,7 +142,7 @@ static void setup_rings(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
     /* outgoing ring: the peer reserved one for us if our local rank is
      * below its fbox_count */
     ep->out_ring = NULL;
-    ep->out_max = 0;
+    ep->out_max = ep->out_max_near = 0;
     ep->out_head = ep->out_tail = 0;
     ep->send_seq = 0;
     if ((uint32_t) m->my_lrank < hdr->fbox_count) {
@@ -153,6 +154,8 @@ static void setup_rings(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *ep,
         ep->out_max = mca_btl_smcuda_component.fbox_max_size < hdr->fbox_size / 4
                           ? mca_btl_smcuda_component.fbox_max_size
                           : hdr->fbox_size / 4;
+        ep->out_max_near = ep->out_max;
+        ep->ring_left = 1; /* the far limit at the first send */
     }
     /* incoming ring, in our own segment */
     ep->in_ring = NULL;

@@ -108,7 +108,7 @@ static inline bool ring_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t
 
 static inline bool ring_ok(mca_btl_base_endpoint_t *ep, mca_btl_smcuda_frag_t *frag)
 {
-    return frag->segment.seg_len <= ep->out_max && NULL != ep->out_ring;
+    return frag->segment.seg_len <= smcuda_ring_max(ep) && NULL != ep->out_ring;
 }
 
 /* Queues a fragment behind the ones already waiting. Caller holds ep->lock. */

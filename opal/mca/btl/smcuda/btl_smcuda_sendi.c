@@ -135,7 +135,7 @@ int mca_btl_smcuda_sendi(struct mca_btl_base_module_t *btl, struct mca_btl_base_
     if (SMCUDA_UNLIKELY(!opal_list_is_empty(&ep->pending))) {
         goto busy; /* keep order behind queued fragments */
     }
-    if (SMCUDA_LIKELY(total <= ep->out_max && NULL != ep->out_ring)) {
+    if (SMCUDA_LIKELY(total <= smcuda_ring_max(ep) && NULL != ep->out_ring)) {
         unsigned char *dst = smcuda_fbox_reserve(ep, (uint32_t) total);
         if (SMCUDA_LIKELY(NULL != dst)) {
             fill_ring(ep, dst, header, header_size, convertor, payload_size);

@@ -50,7 +50,7 @@ mca_btl_smcuda_frag_alloc(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t *e
     }
     frag = (mca_btl_smcuda_frag_t *) opal_free_list_get(list);
     if (SMCUDA_UNLIKELY(NULL == frag)) {
-        if (size > ep->out_max || NULL == ep->out_ring) {
+        if (size > ep->out_max_near || NULL == ep->out_ring) {
             return NULL;
         }
         frag = (mca_btl_smcuda_frag_t *) opal_free_list_get(&m->priv_frags);

@@ -106,9 +106,14 @@ static inline bool ring_frag(mca_btl_smcuda_module_t *m, mca_btl_base_endpoint_t
     return true;
 }
 
+/* Whether the fragment goes through the ring. A private one can go no
+ * other way: the ring's own limit, not the far peer's (that may have come
+ * since it was allocated). */
 static inline bool ring_ok(mca_btl_base_endpoint_t *ep, mca_btl_smcuda_frag_t *frag)
 {
-    return frag->segment.seg_len <= smcuda_ring_max(ep) && NULL != ep->out_ring;
+    uint32_t max = frag->priv ? ep->out_max_near : smcuda_ring_max(ep);
+
+    return frag->segment.seg_len <= max && NULL != ep->out_ring;
 }
 
 /* Queues a fragment behind the ones already waiting. Caller holds ep->lock. */

@@ -153,7 +153,9 @@ static int rule(void)
     CHECK(!ob1x_hints_prefer_copy(&h, 8192, false), "small, far, isolated: single copy");
     CHECK(ob1x_hints_prefer_copy(&h, 8192, true), "small, far, one-way stream: copy");
     CHECK(ob1x_hints_prefer_copy(&h, 32767, true), "below single_min, far, one-way stream: copy");
-    CHECK(!ob1x_hints_prefer_copy(&h, 32768, true), "single_min, far, one-way stream: single");
+    CHECK(ob1x_hints_prefer_copy(&h, 65535, true), "below 2 single_min, far, one-way stream: copy");
+    CHECK(!ob1x_hints_prefer_copy(&h, 65536, true), "2 single_min, far, one-way stream: single");
+    CHECK(!ob1x_hints_prefer_copy(&h, 65535, false), "below 2 single_min, far, isolated: single");
     h.two_way = true; /* consumed by a read: the far rule looks at two_way_recent */
     CHECK(ob1x_hints_prefer_copy(&h, 8192, true), "far, two_way alone: one-way limit");
     h.two_way_recent = true;

@@ -16,6 +16,8 @@
 
 #include "ompi/mca/bml/base/base.h"
 
+#include "common_ob1x_copy.h"
+
 #include "pml_ob1x.h"
 #include "pml_ob1x_sendreq.h"
 
@@ -51,18 +53,13 @@ static size_t rget_len(const ob1x_send_request_t *req, int *n, size_t limit)
     return len;
 }
 
-/* A handle into the header, zero-padded to whole words: word by word for
- * the usual sizes (a multiple of 8: no library calls in the RGET's path). */
+/* A handle into the header, zero-padded to whole words. */
 static inline void handle_copy(unsigned char *dst, const unsigned char *src, size_t hs)
 {
-    if (OPAL_LIKELY(0 == hs % 8)) {
-        for (size_t k = 0; k < hs; k += 8) {
-            memcpy(dst + k, src + k, 8);
-        }
-        return;
+    ob1x_copy_words(dst, src, hs);
+    if (OPAL_UNLIKELY(0 != hs % 8)) {
+        memset(dst + hs, 0, ((hs + 7) & ~(size_t) 7) - hs); /* the alignment padding */
     }
-    memcpy(dst, src, hs);
-    memset(dst + hs, 0, ((hs + 7) & ~(size_t) 7) - hs); /* the alignment padding */
 }
 
 static void rget_fill(ob1x_send_request_t *req, ob1x_hdr_rget_t *hdr, unsigned char *base, int n)

@@ -278,13 +278,22 @@ static bool peer_far(const mca_btl_base_endpoint_t *ep)
  * of an 8 KiB message (the line may even be in the other core's cache). */
 #define FAR_RECHECK 256
 
+/* Reads the peer's figure into ep->far and sets the ring limit that
+ * follows from it (below). The hints' countdown and the ring sends' one
+ * both end here, so that the two read one answer. The hints' read holds
+ * no lock: a sender reads either limit, both within the ring's own. */
+static void far_refresh(mca_btl_base_endpoint_t *ep)
+{
+    uint32_t far_max = mca_btl_smcuda_component.fbox_far_max_size;
+
+    ep->far = 0 == mca_btl_smcuda_component.far_handoff_ns || peer_far(ep);
+    ep->out_max = ep->far && far_max < ep->out_max_near ? far_max : ep->out_max_near;
+}
+
 static bool far_cached(mca_btl_base_endpoint_t *ep)
 {
-    if (0 == mca_btl_smcuda_component.far_handoff_ns) {
-        return true;
-    }
     if (0 == ep->far_left) {
-        ep->far = peer_far(ep);
+        far_refresh(ep);
         ep->far_left = FAR_RECHECK;
     }
     ep->far_left--;
@@ -302,11 +311,8 @@ static bool far_cached(mca_btl_base_endpoint_t *ep)
  * cache the ring is the faster way at every size it takes. */
 void mca_btl_smcuda_ring_limit(mca_btl_base_endpoint_t *ep)
 {
-    uint32_t far_max = mca_btl_smcuda_component.fbox_far_max_size;
-    bool far = 0 == mca_btl_smcuda_component.far_handoff_ns || peer_far(ep);
-
+    far_refresh(ep);
     ep->ring_left = SMCUDA_RING_RECHECK;
-    ep->out_max = far && far_max < ep->out_max_near ? far_max : ep->out_max_near;
 }
 
 /* The receiver's figure at `avg`, measured at `*when`: fresh when measured

@@ -25,22 +25,6 @@ static inline void fill(unsigned char *dst, const void *header, size_t header_si
     }
 }
 
-/* Bytes [from, to) of a header into the record: word by word where both
- * are whole words (a header of a few lines: two library calls would cost
- * more than the copy). */
-static inline void copy_range(unsigned char *dst, const void *header, size_t from, size_t to)
-{
-    const unsigned char *h = (const unsigned char *) header;
-
-    if (0 == ((from | to) & 7)) {
-        for (size_t k = from; k < to; k += 8) {
-            memcpy(dst + k, h + k, 8);
-        }
-        return;
-    }
-    memcpy(dst + from, h + from, to - from);
-}
-
 /* Bytes from dst to the end of its cache line. */
 static inline size_t line_left(const unsigned char *dst)
 {
@@ -56,11 +40,11 @@ static inline size_t line_left(const unsigned char *dst)
  * the reader's polls took the first line back in that time: one more
  * crossing of it per record (64 B ping-pong 0.34 us against 0.25). A
  * header that fills the first line by itself (a rendezvous with a handle)
- * goes the same way: its tail and the payload, then its first line. */
-static inline void fill_first_last(unsigned char *dst, const void *header, size_t hs,
-                                   struct opal_convertor_t *conv, size_t ps)
+ * goes the same way: its tail and the payload, then its first line.
+ * `first`: the bytes from dst to the end of its line. */
+static inline void fill_first_last(unsigned char *dst, size_t first, const void *header,
+                                   size_t hs, struct opal_convertor_t *conv, size_t ps)
 {
-    size_t first = line_left(dst);
     size_t inpay;
     const unsigned char *src;
 
@@ -70,11 +54,11 @@ static inline void fill_first_last(unsigned char *dst, const void *header, size_
     }
     if (hs >= first) {
         smcuda_pv_add(SMCUDA_PV_FBOX_ANSWERS, 1);
-        copy_range(dst, header, first, hs);
+        ob1x_copy_words(dst + first, (const unsigned char *) header + first, hs - first);
         if (ps > 0) {
             (void) ob1x_convertor_pack(conv, dst + hs, ps);
         }
-        copy_range(dst, header, 0, first);
+        ob1x_copy_words(dst, header, first);
         return;
     }
     if (!ob1x_convertor_flat(conv)) {
@@ -106,10 +90,12 @@ static inline void fill_ring(mca_btl_base_endpoint_t *ep, unsigned char *dst, co
                              size_t hs, struct opal_convertor_t *conv, size_t ps)
 {
     if (__atomic_load_n(&ep->answering, __ATOMIC_RELAXED)) {
-        if (hs + ps > line_left(dst)) {
+        size_t first = line_left(dst);
+
+        if (hs + ps > first) {
             __atomic_store_n(&ep->answering, false, __ATOMIC_RELAXED);
         }
-        fill_first_last(dst, header, hs, conv, ps);
+        fill_first_last(dst, first, header, hs, conv, ps);
     } else {
         fill(dst, header, hs, conv, ps);
     }

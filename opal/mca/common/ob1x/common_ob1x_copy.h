@@ -49,6 +49,20 @@ static inline void ob1x_copy(void *dst, const void *src, size_t n)
     }
 }
 
+/* A few words of a header (regions must not overlap): word by word when n
+ * is a multiple of 8, the usual header and handle sizes, so that no library
+ * call sits on a rendezvous's way; memcpy otherwise. */
+static inline void ob1x_copy_words(void *dst, const void *src, size_t n)
+{
+    if (0 == n % 8) {
+        for (size_t k = 0; k < n; k += 8) {
+            memcpy((unsigned char *) dst + k, (const unsigned char *) src + k, 8);
+        }
+        return;
+    }
+    memcpy(dst, src, n);
+}
+
 /* True when the kernel's copy for process_vm_readv/writev from src to dst
  * (also `rep movsb`) falls in its slowest case. */
 static inline int ob1x_copy_distance_slow(const void *dst, const void *src)

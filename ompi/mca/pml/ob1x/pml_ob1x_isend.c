@@ -303,52 +303,63 @@ send_request_begin(const void *buf, size_t count, struct ompi_datatype_t *dtype,
     return rc;
 }
 
+static inline __opal_attribute_always_inline__ int
+isend_body(const send_args_t *a, struct ompi_request_t **request)
+{
+    ob1x_send_request_t *req = NULL;
+    send_choice_t choice;
+    int rc;
+
+    if (OPAL_UNLIKELY(ob1x_cuda_check()) && ob1x_cuda_is_device(a->buf, a->count, a->dtype)) {
+        return ob1x_cuda_isend(a->buf, a->count, a->dtype, a->dst, a->tag, a->mode, a->comm,
+                               request);
+    }
+    if (OPAL_LIKELY(OMPI_SUCCESS == send_first(a, request, &choice))) {
+        return OMPI_SUCCESS;
+    }
+    rc = send_request_begin(a->buf, a->count, a->dtype, a->dst, a->tag, a->mode, a->comm, &choice,
+                            &req);
+    *request = (ompi_request_t *) req;
+    return rc;
+}
+
+/* Monitoring records a send once it is posted, with its packed size, as
+ * Open MPI's pml/monitoring does. It counts after the message has left:
+ * the peer is already reading it while we count, so the record stays off
+ * the round trip of a ping-pong. */
+static inline void monitor_posted(const send_args_t *a)
+{
+    if (ob1x_mon_is_on()) {
+        ob1x_monitor_send(a->comm, a->dst, a->dtype->super.size * a->count, a->tag);
+    }
+}
+
 int ob1x_isend(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst, int tag,
                mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
                struct ompi_request_t **request)
 {
     const send_args_t a = {buf, count, dtype, dst, tag, mode, comm};
-    ob1x_send_request_t *req = NULL;
-    send_choice_t choice;
-    int rc;
+    int rc = isend_body(&a, request);
 
-    if (ob1x_mon_is_on()) {
-        /* recorded when posted, with the packed size, as Open MPI's
-         * pml/monitoring does */
-        ob1x_monitor_send(comm, dst, dtype->super.size * count, tag);
-    }
-    if (OPAL_UNLIKELY(ob1x_cuda_check()) && ob1x_cuda_is_device(buf, count, dtype)) {
-        return ob1x_cuda_isend(buf, count, dtype, dst, tag, mode, comm, request);
-    }
-    if (OPAL_LIKELY(OMPI_SUCCESS == send_first(&a, request, &choice))) {
-        return OMPI_SUCCESS;
-    }
-    rc = send_request_begin(buf, count, dtype, dst, tag, mode, comm, &choice, &req);
-    *request = (ompi_request_t *) req;
+    monitor_posted(&a);
     return rc;
 }
 
-int ob1x_send(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst, int tag,
-              mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm)
+static inline __opal_attribute_always_inline__ int send_body(const send_args_t *a)
 {
-    const send_args_t a = {buf, count, dtype, dst, tag, mode, comm};
     ob1x_send_request_t *req = NULL;
     ompi_request_t *request;
     send_choice_t choice;
     int rc;
 
-    if (ob1x_mon_is_on()) {
-        /* recorded when posted, with the packed size, as Open MPI's
-         * pml/monitoring does */
-        ob1x_monitor_send(comm, dst, dtype->super.size * count, tag);
+    if (OPAL_UNLIKELY(ob1x_cuda_check()) && ob1x_cuda_is_device(a->buf, a->count, a->dtype)) {
+        return ob1x_cuda_isend(a->buf, a->count, a->dtype, a->dst, a->tag, a->mode, a->comm, NULL);
     }
-    if (OPAL_UNLIKELY(ob1x_cuda_check()) && ob1x_cuda_is_device(buf, count, dtype)) {
-        return ob1x_cuda_isend(buf, count, dtype, dst, tag, mode, comm, NULL);
-    }
-    if (OPAL_LIKELY(OMPI_SUCCESS == send_first(&a, NULL, &choice))) {
+    if (OPAL_LIKELY(OMPI_SUCCESS == send_first(a, NULL, &choice))) {
         return OMPI_SUCCESS;
     }
-    rc = send_request_begin(buf, count, dtype, dst, tag, mode, comm, &choice, &req);
+    rc = send_request_begin(a->buf, a->count, a->dtype, a->dst, a->tag, a->mode, a->comm, &choice,
+                            &req);
     if (OPAL_UNLIKELY(OMPI_SUCCESS != rc)) {
         return rc;
     }
@@ -356,6 +367,16 @@ int ob1x_send(const void *buf, size_t count, struct ompi_datatype_t *dtype, int 
     ompi_request_wait_completion(request);
     rc = request->req_status.MPI_ERROR;
     ompi_request_free(&request);
+    return rc;
+}
+
+int ob1x_send(const void *buf, size_t count, struct ompi_datatype_t *dtype, int dst, int tag,
+              mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm)
+{
+    const send_args_t a = {buf, count, dtype, dst, tag, mode, comm};
+    int rc = send_body(&a);
+
+    monitor_posted(&a);
     return rc;
 }
 

@@ -237,10 +237,12 @@ typedef struct ob1x_mon_counts {
     uint64_t hist[OB1X_MON_HIST_BINS]; /* sizes of the messages sent, all tags */
 } ob1x_mon_counts_t;
 
-/* Histogram bin of a size. Bin 0: empty; bin k: 2^(k-1) <= bytes < 2^k. */
+/* Histogram bin of a size. Bin 0: empty; bin k: 2^(k-1) <= bytes < 2^k.
+ * Without a branch: the index of the highest bit of (bytes | 1), plus one
+ * unless bytes is 0. */
 static inline int ob1x_mon_hist_bin(size_t bytes)
 {
-    return 0 == bytes ? 0 : 64 - __builtin_clzll((unsigned long long) bytes);
+    return (63 ^ __builtin_clzll((unsigned long long) bytes | 1)) + (0 != bytes);
 }
 
 /* Adds 1 to *count and bytes to count[1] (a count and its bytes are

@@ -7,7 +7,8 @@
  * The engine's counters of a peer are found once per communicator peer,
  * through the communicator's group and the engine's table (tens of
  * instructions), and their address kept in the communicator's table: each message
- * then costs a call, a load, a branch and a few adds on each side.
+ * then costs two loads, a branch and a few adds on each side, inline
+ * (pml_ob1x_monitor.h).
  */
 #include "ompi_config.h"
 
@@ -51,17 +52,8 @@ static __opal_attribute_noinline__ ob1x_mon_counts_t *counters_find(ompi_communi
     return c;
 }
 
-/* The counters already found for rank, or NULL. */
-static inline ob1x_mon_counts_t *counters_known(ompi_communicator_t *comm, int rank)
-{
-    ob1x_mon_counts_t **t = __atomic_load_n(&ob1x_comm_of(comm)->mon, __ATOMIC_ACQUIRE);
-
-    return OPAL_LIKELY(NULL != t) ? __atomic_load_n(&t[rank], __ATOMIC_ACQUIRE) : NULL;
-}
-
 /* First message with this peer on this communicator: find, then count. */
-static __opal_attribute_noinline__ void send_first(ompi_communicator_t *comm, int rank,
-                                                   size_t bytes, int tag)
+void ob1x_monitor_send_first(ompi_communicator_t *comm, int rank, size_t bytes, int tag)
 {
     ob1x_mon_counts_t *c = counters_find(comm, rank);
 
@@ -70,36 +62,11 @@ static __opal_attribute_noinline__ void send_first(ompi_communicator_t *comm, in
     }
 }
 
-static __opal_attribute_noinline__ void recv_first(ompi_communicator_t *comm, int rank,
-                                                   size_t bytes, int tag)
+void ob1x_monitor_recv_first(ompi_communicator_t *comm, int rank, size_t bytes, int tag)
 {
     ob1x_mon_counts_t *c = counters_find(comm, rank);
 
     if (NULL != c) {
         ob1x_mon_count_recv(c, bytes, tag);
     }
-}
-
-/* The slow cases leave by a tail call, so that the common case needs no
- * stack frame. */
-void ob1x_monitor_send(ompi_communicator_t *comm, int rank, size_t bytes, int tag)
-{
-    ob1x_mon_counts_t *c = counters_known(comm, rank);
-
-    if (OPAL_UNLIKELY(NULL == c)) {
-        send_first(comm, rank, bytes, tag);
-        return;
-    }
-    ob1x_mon_count_send(c, bytes, tag);
-}
-
-void ob1x_monitor_recv(ompi_communicator_t *comm, int rank, size_t bytes, int tag)
-{
-    ob1x_mon_counts_t *c = counters_known(comm, rank);
-
-    if (OPAL_UNLIKELY(NULL == c)) {
-        recv_first(comm, rank, bytes, tag);
-        return;
-    }
-    ob1x_mon_count_recv(c, bytes, tag);
 }

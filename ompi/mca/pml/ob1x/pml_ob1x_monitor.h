@@ -14,16 +14,53 @@
 
 #include "ompi/communicator/communicator.h"
 
+#include "common_ob1x_monitoring.h"
+#include "pml_ob1x_comm.h"
+
 BEGIN_C_DECLS
 
+/* First message recorded with this peer on this communicator: finds its
+ * counters (out of line), then counts. */
+void ob1x_monitor_send_first(struct ompi_communicator_t *comm, int rank, size_t bytes, int tag);
+void ob1x_monitor_recv_first(struct ompi_communicator_t *comm, int rank, size_t bytes, int tag);
+
+/* The counters of rank's process, once found on this communicator; else
+ * NULL. */
+static inline ob1x_mon_counts_t *ob1x_monitor_known(struct ompi_communicator_t *comm, int rank)
+{
+    ob1x_mon_counts_t **t = __atomic_load_n(&ob1x_comm_of(comm)->mon, __ATOMIC_ACQUIRE);
+
+    return OPAL_LIKELY(NULL != t) ? __atomic_load_n(&t[rank], __ATOMIC_ACQUIRE) : NULL;
+}
+
 /* A message of `bytes` packed bytes sent to rank (in comm's remote group)
- * with tag. Out of line: the paths that call it pay only the test of
- * ob1x_mon_is_on() when monitoring is off. */
-void ob1x_monitor_send(struct ompi_communicator_t *comm, int rank, size_t bytes, int tag);
+ * with tag. Inline: a call's set-up and return would cost a third of the
+ * record itself, and the record is all that monitoring adds to a message. */
+static inline void ob1x_monitor_send(struct ompi_communicator_t *comm, int rank, size_t bytes,
+                                     int tag)
+{
+    ob1x_mon_counts_t *c = ob1x_monitor_known(comm, rank);
+
+    if (OPAL_UNLIKELY(NULL == c)) {
+        ob1x_monitor_send_first(comm, rank, bytes, tag);
+        return;
+    }
+    ob1x_mon_count_send(c, bytes, tag);
+}
 
 /* A message matched from rank (receive side: beyond Open MPI's monitoring,
  * which counts only at the sender). */
-void ob1x_monitor_recv(struct ompi_communicator_t *comm, int rank, size_t bytes, int tag);
+static inline void ob1x_monitor_recv(struct ompi_communicator_t *comm, int rank, size_t bytes,
+                                     int tag)
+{
+    ob1x_mon_counts_t *c = ob1x_monitor_known(comm, rank);
+
+    if (OPAL_UNLIKELY(NULL == c)) {
+        ob1x_monitor_recv_first(comm, rank, bytes, tag);
+        return;
+    }
+    ob1x_mon_count_recv(c, bytes, tag);
+}
 
 END_C_DECLS
 

@@ -106,27 +106,26 @@ static inline unsigned char *smcuda_fbox_reserve(mca_btl_base_endpoint_t *ep, ui
 }
 
 /* Writer: after a record of `need` bytes, fetches for writing the lines a
- * record of the same size would take next, past its first line, where the
- * ring is known to be free.  The reader cleared those lines, so they sit
- * modified in its cache: every store of the next record would otherwise wait
- * for one to cross, and while the next send waits for the last, the reader
- * catches up and polls the very line being written.  Fetched while the
- * application is between sends (or waiting for the answer), they are local
- * when the next record is written.  The first line stays where it is: a
- * reader that has caught up polls it.  Slot records share lines: nothing to
- * fetch ahead.  Measured on a 2-core VM whose cores share no cache: 512 B
- * ping-pong 0.48 -> 0.34 us, 64 B message rate +16%, 768 B +60%. */
+ * record of the same size would take next, past its first line, and at
+ * least the line after that first line, where the ring is known to be free.
+ * The reader cleared those lines, so they sit modified in its cache: every
+ * store of a later record would otherwise wait for one to cross, and while
+ * the sender waits, the reader catches up and polls the very line being
+ * written.  Fetched while the application is between sends (or waiting for
+ * the answer), they are local when the record is written.  The next
+ * record's first line stays where it is: a reader that has caught up polls
+ * it.  Measured on a 2-core VM whose cores share no cache: 512 B ping-pong
+ * 0.48 -> 0.34 us; windowed rate 8 B +20%, 64 B +16%, 768 B +60%. */
 static inline void smcuda_fbox_warm(mca_btl_base_endpoint_t *ep, uint64_t next, uint32_t need)
 {
-    uint64_t end = next + need, free_end = ep->out_tail + ep->out_mask + 1;
+    uint64_t line = next & ~(uint64_t) (SMCUDA_CACHE_LINE - 1);
+    uint64_t end = line + (need > 2 * SMCUDA_CACHE_LINE ? need : 2 * SMCUDA_CACHE_LINE);
+    uint64_t free_end = ep->out_tail + ep->out_mask + 1;
 
-    if (need <= SMCUDA_FBOX_SLOT) {
-        return;
-    }
     if (end > free_end) {
         end = free_end;
     }
-    for (uint64_t l = next + SMCUDA_CACHE_LINE; l < end; l += SMCUDA_CACHE_LINE) {
+    for (uint64_t l = line + SMCUDA_CACHE_LINE; l < end; l += SMCUDA_CACHE_LINE) {
         __builtin_prefetch(ep->out_ring + ((uint32_t) l & ep->out_mask), 1, 3);
     }
 }

@@ -130,7 +130,6 @@ static inline void smcuda_fbox_warm(mca_btl_base_endpoint_t *ep, uint64_t next, 
     }
 }
 
-
 /* Publishes the record reserved last; its payload has been written. */
 static inline void smcuda_fbox_publish(mca_btl_base_endpoint_t *ep, uint32_t len, uint8_t tag,
                                        uint16_t seq)

@@ -20,7 +20,15 @@
  *      (a two-way flag that only lasted until the next send saw none of
  *      the other direction's data between the sends of one window, and
  *      took the copy path).
- * Arguments: small=BYTES two_way=BYTES windows=N
+ * With the peer forced near instead (a huge btl_smcuda_far_handoff_ns) and
+ * btl_smcuda_single_copy_adapt false (no measured figures: the rule alone
+ * decides), two phases of `big`-byte messages (default 64 KiB, from
+ * single_min up):
+ *   1. a one-way stream: at least half by the copy path;
+ *   2. a two-way stream: at least half by RGET (a near rule that read only
+ *      the two-way flag of each read sent all but the first of each window
+ *      by the copy path).
+ * Arguments: small=BYTES two_way=BYTES big=BYTES windows=N
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -96,6 +104,37 @@ static void stream(unsigned char *buf, size_t size, int windows, int peer, bool 
     }
 }
 
+/* A near peer, the figures not used: one-way windows by the copy path,
+ * two-way ones by single copy. */
+static void near_streams(size_t big, int windows, int peer)
+{
+    unsigned long long adapt = 1, sent = (unsigned long long) windows * WINDOW;
+    unsigned char *buf = t_malloc(2 * WINDOW * big);
+    counts_t c0, one, two;
+
+    T_CHECK(t_cvar_ull("btl_smcuda_single_copy_adapt", &adapt) && 0 == adapt,
+            "run with btl_smcuda_single_copy_adapt 0 (the rule alone decides)");
+    c0 = counts_now();
+    stream(buf, big, windows, peer, false);
+    one = counts_since(c0);
+    printf("%s rank %d: near, one-way stream of %zu B: %llu by RGET, %llu by the copy path\n",
+           t_prog, t_rank, big, one.rget, one.pipe);
+    if (0 == t_rank) {
+        T_CHECK(one.rget + one.pipe == sent && 2 * one.pipe >= sent,
+                "a one-way stream of %zu B to a near peer: %llu of %llu by the copy path", big,
+                one.pipe, sent);
+    }
+    c0 = counts_now();
+    stream(buf, big, windows, peer, true);
+    two = counts_since(c0);
+    printf("%s rank %d: near, two-way stream of %zu B: %llu by RGET, %llu by the copy path\n",
+           t_prog, t_rank, big, two.rget, two.pipe);
+    T_CHECK(two.rget + two.pipe == sent && 2 * two.rget >= sent,
+            "a two-way stream of %zu B with a near peer: %llu of %llu by RGET", big, two.rget,
+            sent);
+    free(buf);
+}
+
 int main(int argc, char **argv)
 {
     size_t small, two_way, biggest;
@@ -106,12 +145,17 @@ int main(int argc, char **argv)
 
     t_init(&argc, &argv, MPI_THREAD_SINGLE);
     T_CHECK(2 == t_size, "needs 2 ranks");
-    T_CHECK(t_cvar_ull("btl_smcuda_far_handoff_ns", &far_ns) && 0 == far_ns,
-            "run with btl_smcuda_far_handoff_ns 0 (every peer far)");
+    T_CHECK(t_cvar_ull("btl_smcuda_far_handoff_ns", &far_ns) &&
+                (0 == far_ns || far_ns >= 1000000000ull),
+            "run with btl_smcuda_far_handoff_ns 0 (every peer far) or 1000000000 (near)");
     small = size_arg(argc, argv, "small", 8192);
     two_way = size_arg(argc, argv, "two_way", 16384);
     windows = (int) size_arg(argc, argv, "windows", 20);
     peer = 1 - t_rank;
+    if (0 != far_ns) {
+        near_streams(size_arg(argc, argv, "big", 65536), windows, peer);
+        return t_finalize();
+    }
     biggest = small > two_way ? small : two_way;
     buf = t_malloc(2 * WINDOW * biggest);
 

@@ -486,6 +486,8 @@ static int t_mpit_value(MPI_Datatype dt, const void *buf, unsigned long long *va
         *val = (unsigned long long) *(const MPI_Count *) buf;
     else if (MPI_DOUBLE == dt)
         *val = (unsigned long long) *(const double *) buf;
+    else if (MPI_C_BOOL == dt) /* a bool parameter: its first byte, 0 or 1, either way */
+        *val = 0 != *(const unsigned char *) buf;
     else
         return 0;
     return 1;

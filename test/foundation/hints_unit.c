@@ -171,7 +171,9 @@ static int rule(void)
     CHECK(!ob1x_hints_prefer_copy(&h, 65536, true), "two-way stream: single copy");
     h.two_way = false;
     h.two_way_recent = true;
-    CHECK(ob1x_hints_prefer_copy(&h, 65536, true), "near: two_way_recent alone changes nothing");
+    CHECK(!ob1x_hints_prefer_copy(&h, 65536, true),
+          "near, a window of sends after the other direction's data: single copy");
+    CHECK(ob1x_hints_prefer_copy(&h, 32767, true), "near, two-way, below single_min: copy");
     h.two_way_recent = false;
     CHECK(ob1x_hints_prefer_copy(&h, 65536, true), "stream, copy figure stale: copy");
     h.copy_fresh = true;

@@ -147,7 +147,7 @@ static inline bool ob1x_hints_prefer_copy(const ob1x_btl_hints_t *h, size_t size
     if (size < h->single_min) {
         return true;
     }
-    if (size >= h->busy_limit || !rdma_live || h->two_way) {
+    if (size >= h->busy_limit || !rdma_live || h->two_way || h->two_way_recent) {
         return false;
     }
     if (!h->adapt || !h->copy_fresh) {

@@ -330,7 +330,7 @@ isend_body(const send_args_t *a, struct ompi_request_t **request)
 static inline void monitor_posted(const send_args_t *a)
 {
     if (ob1x_mon_is_on()) {
-        ob1x_monitor_send(a->comm, a->dst, a->dtype->super.size * a->count, a->tag);
+        ob1x_monitor_msg(a->comm, a->dst, a->dtype->super.size * a->count, a->tag, true);
     }
 }
 

@@ -53,20 +53,16 @@ static __opal_attribute_noinline__ ob1x_mon_counts_t *counters_find(ompi_communi
 }
 
 /* First message with this peer on this communicator: find, then count. */
-void ob1x_monitor_send_first(ompi_communicator_t *comm, int rank, size_t bytes, int tag)
+void ob1x_monitor_first(ompi_communicator_t *comm, int rank, size_t bytes, int tag, bool sent)
 {
     ob1x_mon_counts_t *c = counters_find(comm, rank);
 
-    if (NULL != c) {
-        ob1x_mon_count_send(c, bytes, tag);
+    if (NULL == c) {
+        return;
     }
-}
-
-void ob1x_monitor_recv_first(ompi_communicator_t *comm, int rank, size_t bytes, int tag)
-{
-    ob1x_mon_counts_t *c = counters_find(comm, rank);
-
-    if (NULL != c) {
+    if (sent) {
+        ob1x_mon_count_send(c, bytes, tag);
+    } else {
         ob1x_mon_count_recv(c, bytes, tag);
     }
 }

@@ -20,9 +20,9 @@
 BEGIN_C_DECLS
 
 /* First message recorded with this peer on this communicator: finds its
- * counters (out of line), then counts. */
-void ob1x_monitor_send_first(struct ompi_communicator_t *comm, int rank, size_t bytes, int tag);
-void ob1x_monitor_recv_first(struct ompi_communicator_t *comm, int rank, size_t bytes, int tag);
+ * counters (out of line), then counts it as sent or received. */
+void ob1x_monitor_first(struct ompi_communicator_t *comm, int rank, size_t bytes, int tag,
+                        bool sent);
 
 /* The counters of rank's process, once found on this communicator; else
  * NULL. */
@@ -33,33 +33,24 @@ static inline ob1x_mon_counts_t *ob1x_monitor_known(struct ompi_communicator_t *
     return OPAL_LIKELY(NULL != t) ? __atomic_load_n(&t[rank], __ATOMIC_ACQUIRE) : NULL;
 }
 
-/* A message of `bytes` packed bytes sent to rank (in comm's remote group)
- * with tag. Inline: a call's set-up and return would cost a third of the
- * record itself, and the record is all that monitoring adds to a message. */
-static inline void ob1x_monitor_send(struct ompi_communicator_t *comm, int rank, size_t bytes,
-                                     int tag)
+/* One message of `bytes` packed bytes with tag, sent to rank (in comm's
+ * remote group) or matched from it (the receive side is beyond Open MPI's
+ * monitoring, which counts only at the sender). Inline, with `sent` a
+ * constant at each caller: a call's set-up and return would cost a third
+ * of the record itself, and the record is all that monitoring adds to a
+ * message. */
+static inline void ob1x_monitor_msg(struct ompi_communicator_t *comm, int rank, size_t bytes,
+                                    int tag, bool sent)
 {
     ob1x_mon_counts_t *c = ob1x_monitor_known(comm, rank);
 
     if (OPAL_UNLIKELY(NULL == c)) {
-        ob1x_monitor_send_first(comm, rank, bytes, tag);
-        return;
+        ob1x_monitor_first(comm, rank, bytes, tag, sent);
+    } else if (sent) {
+        ob1x_mon_count_send(c, bytes, tag);
+    } else {
+        ob1x_mon_count_recv(c, bytes, tag);
     }
-    ob1x_mon_count_send(c, bytes, tag);
-}
-
-/* A message matched from rank (receive side: beyond Open MPI's monitoring,
- * which counts only at the sender). */
-static inline void ob1x_monitor_recv(struct ompi_communicator_t *comm, int rank, size_t bytes,
-                                     int tag)
-{
-    ob1x_mon_counts_t *c = ob1x_monitor_known(comm, rank);
-
-    if (OPAL_UNLIKELY(NULL == c)) {
-        ob1x_monitor_recv_first(comm, rank, bytes, tag);
-        return;
-    }
-    ob1x_mon_count_recv(c, bytes, tag);
 }
 
 END_C_DECLS

@@ -131,7 +131,7 @@ static inline void ob1x_recv_request_matched(ob1x_recv_request_t *req, const ob1
         ob1x_cuda_recv_stage(req);
     }
     if (ob1x_mon_is_on()) {
-        ob1x_monitor_recv(req->base.req_base.req_comm, hdr->src, msg_length, hdr->tag);
+        ob1x_monitor_msg(req->base.req_base.req_comm, hdr->src, msg_length, hdr->tag, false);
     }
 }
 

@@ -40,7 +40,7 @@ static __opal_attribute_noinline__ void monitor_start(const ob1x_send_request_t 
 {
     const mca_pml_base_request_t *b = &req->base.req_base;
 
-    ob1x_monitor_send(b->req_comm, b->req_peer, req->base.req_bytes_packed, b->req_tag);
+    ob1x_monitor_msg(b->req_comm, b->req_peer, req->base.req_bytes_packed, b->req_tag, true);
 }
 
 static int start_send(ompi_request_t **slot)

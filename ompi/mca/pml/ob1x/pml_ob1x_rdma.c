@@ -400,6 +400,17 @@ static void op_cb(mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *ep
     }
 }
 
+/* btl_get's flags: alone while RGET sends of ours are live (policy; the
+ * BTL only offers the mechanism). A lone get, as in a ping-pong, is
+ * shared: the owner then waits for our answer with its core free. */
+static int get_flags(const ob1x_rdma_op_t *op)
+{
+    return mca_pml_ob1x.rdma_live > 0 &&
+                   (ob1x_btl_props(op->bml_btl->btl) & OB1X_BTL_PROP_GET_SOLO)
+               ? OB1X_BTL_GET_FLAG_SOLO
+               : 0;
+}
+
 /* One try; OMPI_ERR_OUT_OF_RESOURCE when the BTL has no room now. */
 static int op_try(ob1x_rdma_op_t *op)
 {
@@ -411,7 +422,7 @@ static int op_try(ob1x_rdma_op_t *op)
         rc = OMPI_ERROR;
     } else if (OB1X_RDMA_GET == op->kind) {
         rc = mca_bml_base_get(op->bml_btl, op->local, op->remote, op->local_handle, remote,
-                              op->length, 0, MCA_BTL_NO_ORDER, op_cb, op);
+                              op->length, get_flags(op), MCA_BTL_NO_ORDER, op_cb, op);
     } else {
         rc = mca_bml_base_put(op->bml_btl, op->local, op->remote, op->local_handle, remote,
                               op->length, 0, MCA_BTL_NO_ORDER, op_cb, op);

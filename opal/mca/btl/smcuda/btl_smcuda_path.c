@@ -394,7 +394,7 @@ int mca_btl_smcuda_hints_register(mca_btl_smcuda_module_t *m)
     }
     return ob1x_btl_props_set(&m->super,
                               OB1X_BTL_PROP_REG_FREE | OB1X_BTL_PROP_LOCAL_FREE |
-                                  OB1X_BTL_PROP_HOST_FREE |
+                                  OB1X_BTL_PROP_HOST_FREE | OB1X_BTL_PROP_GET_SOLO |
                                   (NULL != m->super.btl_get ? mca_btl_smcuda_cuda_props() : 0));
 }
 

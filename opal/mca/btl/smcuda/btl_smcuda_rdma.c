@@ -245,7 +245,6 @@ int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     int rc;
 
     (void) remote_handle;
-    (void) flags;
     (void) order;
     if (SMCUDA_UNLIKELY(NULL == ep || ep->self)) { /* ourselves (see amo_is_local) */
         memcpy(local_address, (const void *) (uintptr_t) remote_address, size);
@@ -263,7 +262,8 @@ int mca_btl_smcuda_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     }
     SMCUDA_PV_ADD(GET, size);
     m->rx_bulk++;
-    if (split > 0 && size >= split && NULL != ep->out_ring && !opal_using_threads()) {
+    if (split > 0 && size >= split && NULL != ep->out_ring && !opal_using_threads() &&
+        !(flags & OB1X_BTL_GET_FLAG_SOLO)) {
         smcuda_job_state_t st = {{ep, local_address, local_handle, cbfunc, cbcontext, cbdata},
                                  OPAL_SUCCESS};
         if (get_shared(m, ep, local_address, remote_address, size, &st)) {

@@ -88,6 +88,14 @@ ob1x_btl_hints_fn_t ob1x_btl_hints_find(const struct mca_btl_base_module_t *btl)
  * a handle of host memory carries nothing they read). Its registrations
  * serve device memory and atomics. */
 #define OB1X_BTL_PROP_HOST_FREE 0x8u
+/* btl_get understands OB1X_BTL_GET_FLAG_SOLO (a BTL that may share a get
+ * with the data owner's core). */
+#define OB1X_BTL_PROP_GET_SOLO 0x10u
+/* btl_get flag, passed only to a BTL with OB1X_BTL_PROP_GET_SOLO: single
+ * copies of ours are being read by peers now (traffic both ways), so the
+ * data owner's core is likely busy with its own gets: copy alone, do not
+ * ask it to help. */
+#define OB1X_BTL_GET_FLAG_SOLO 0x40000000
 /* btl_register_mem flag: the range is device memory of this process. The
  * BTL returns NULL when it cannot export it to that endpoint now (for
  * smcuda: CUDA IPC with that peer not set up yet, or refused; asking

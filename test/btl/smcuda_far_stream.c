@@ -27,9 +27,11 @@
  *   1. a one-way stream: at least half by the copy path;
  *   2. a two-way stream: at least half by RGET (a near rule that read only
  *      the two-way flag of each read sent all but the first of each window
- *      by the copy path), and at most one get's bytes copied by a data
- *      owner for the other side (shared gets; about 50 gets' worth when
- *      they were shared): with traffic both ways each side copies its own.
+ *      by the copy path), and, with a 2 MiB RGET of each side left
+ *      unmatched until the end (so that sends of both are live throughout),
+ *      at most one get's bytes copied by a data owner for the other side
+ *      (shared gets; 6-10 MB when they were shared): with traffic both
+ *      ways each side copies its own.
  * Arguments: small=BYTES two_way=BYTES big=BYTES windows=N
  */
 #include <stdbool.h>
@@ -40,6 +42,7 @@
 #include "../common/tpml.h"
 
 #define WINDOW 64
+#define PIN_BYTES (2 * 1024 * 1024) /* btl_smcuda_single_copy_busy_limit's default */
 
 typedef struct {
     unsigned long long rget, pipe;
@@ -131,7 +134,8 @@ static unsigned long long helped_bytes(void)
 static void near_streams(size_t big, int windows, int peer)
 {
     unsigned long long adapt = 1, sent = (unsigned long long) windows * WINDOW, helped;
-    unsigned char *buf = t_malloc(2 * WINDOW * big);
+    unsigned char *buf = t_malloc(2 * WINDOW * big), *pin = t_malloc(2 * PIN_BYTES);
+    MPI_Request pins[2];
     counts_t c0, one, two;
 
     T_CHECK(t_cvar_ull("btl_smcuda_single_copy_adapt", &adapt) && 0 == adapt,
@@ -146,11 +150,21 @@ static void near_streams(size_t big, int windows, int peer)
                 "a one-way stream of %zu B to a near peer: %llu of %llu by the copy path", big,
                 one.pipe, sent);
     }
+    /* A message from busy_limit up goes by RGET; unmatched until the end,
+     * it keeps an RGET send of each side live through the whole stream, so
+     * that every get of the stream finds the traffic two-way (without it a
+     * side whose own sends were all read already may share its last gets,
+     * rightly: the owner is then idle). */
+    t_fill(pin, PIN_BYTES, t_seed(99, 0, t_rank));
+    T_MPI(MPI_Isend(pin, PIN_BYTES, MPI_BYTE, peer, 9, MPI_COMM_WORLD, &pins[0]));
     c0 = counts_now();
     helped = helped_bytes();
     stream(buf, big, windows, peer, true);
     two = counts_since(c0);
     helped = helped_bytes() - helped;
+    T_MPI(MPI_Irecv(pin + PIN_BYTES, PIN_BYTES, MPI_BYTE, peer, 9, MPI_COMM_WORLD, &pins[1]));
+    T_MPI(MPI_Waitall(2, pins, MPI_STATUSES_IGNORE));
+    t_check_data(pin + PIN_BYTES, PIN_BYTES, t_seed(99, 0, (uint32_t) peer), "pin message");
     printf("%s rank %d: near, two-way stream of %zu B: %llu by RGET, %llu by the copy path, "
            "%llu bytes copied for the peer's gets\n",
            t_prog, t_rank, big, two.rget, two.pipe, helped);
@@ -161,6 +175,7 @@ static void near_streams(size_t big, int windows, int peer)
     T_CHECK(two.rget + two.pipe == sent && 2 * two.rget >= sent,
             "a two-way stream of %zu B with a near peer: %llu of %llu by RGET", big, two.rget,
             sent);
+    free(pin);
     free(buf);
 }
 

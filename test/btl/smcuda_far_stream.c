@@ -109,25 +109,6 @@ static void stream(unsigned char *buf, size_t size, int windows, int peer, bool 
     }
 }
 
-/* Bytes this process copied for peers' shared gets (btl/smcuda's counter). */
-static unsigned long long helped_bytes(void)
-{
-    static MPI_T_pvar_session ses;
-    static MPI_T_pvar_handle h;
-    static int ready = 0;
-    unsigned long long v = 0;
-    int idx, count;
-
-    if (!ready) {
-        T_MPI(MPI_T_pvar_get_index("btl_smcuda_get_helped_bytes", MPI_T_PVAR_CLASS_COUNTER, &idx));
-        T_MPI(MPI_T_pvar_session_create(&ses));
-        T_MPI(MPI_T_pvar_handle_alloc(ses, idx, NULL, &h, &count));
-        ready = 1;
-    }
-    T_MPI(MPI_T_pvar_read(ses, h, &v));
-    return v;
-}
-
 /* A near peer, the figures not used: one-way windows by the copy path,
  * two-way ones by single copy, each side copying its own gets (the data
  * owner is busy with its own: pml/ob1x asks smcuda not to share them). */
@@ -158,10 +139,10 @@ static void near_streams(size_t big, int windows, int peer)
     t_fill(pin, PIN_BYTES, t_seed(99, 0, t_rank));
     T_MPI(MPI_Isend(pin, PIN_BYTES, MPI_BYTE, peer, 9, MPI_COMM_WORLD, &pins[0]));
     c0 = counts_now();
-    helped = helped_bytes();
+    helped = t_pv_read_name("btl_smcuda_get_helped_bytes");
     stream(buf, big, windows, peer, true);
     two = counts_since(c0);
-    helped = helped_bytes() - helped;
+    helped = t_pv_read_name("btl_smcuda_get_helped_bytes") - helped;
     T_MPI(MPI_Irecv(pin + PIN_BYTES, PIN_BYTES, MPI_BYTE, peer, 9, MPI_COMM_WORLD, &pins[1]));
     T_MPI(MPI_Waitall(2, pins, MPI_STATUSES_IGNORE));
     t_check_data(pin + PIN_BYTES, PIN_BYTES, t_seed(99, 0, (uint32_t) peer), "pin message");

@@ -752,6 +752,26 @@ int t_pvar_exists(const char *name)
     return 0;
 }
 
+unsigned long long t_pv_read_name(const char *name)
+{
+    static struct {
+        const char *name;
+        t_pvar_h h;
+    } opened[8];
+    static int n_opened;
+    int i;
+
+    for (i = 0; i < n_opened && 0 != strcmp(opened[i].name, name); i++)
+        ;
+    if (i == n_opened) {
+        T_CHECK(n_opened < 8, "too many pvars read by name");
+        T_CHECK(t_pvar_open(name, &opened[i].h), "no pvar %s (unbound)", name);
+        opened[i].name = name;
+        n_opened++;
+    }
+    return t_pvar_get(&opened[i].h, name);
+}
+
 unsigned long long t_pv_read(t_pv which)
 {
     if (!t_pvars || !t_pv_h[which].found)

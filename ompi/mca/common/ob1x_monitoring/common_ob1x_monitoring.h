@@ -238,11 +238,11 @@ typedef struct ob1x_mon_counts {
 } ob1x_mon_counts_t;
 
 /* Histogram bin of a size. Bin 0: empty; bin k: 2^(k-1) <= bytes < 2^k.
- * Without a branch: the index of the highest bit of (bytes | 1), plus one
- * unless bytes is 0. */
+ * The index of the highest bit of (2 * bytes + 1): one lea and one bsr, no
+ * branch (sizes of 2^63 bytes and more, which no message has, would wrap). */
 static inline int ob1x_mon_hist_bin(size_t bytes)
 {
-    return (63 ^ __builtin_clzll((unsigned long long) bytes | 1)) + (0 != bytes);
+    return 63 ^ __builtin_clzll(((unsigned long long) bytes << 1) | 1);
 }
 
 /* Adds 1 to *count and bytes to count[1] (a count and its bytes are

@@ -311,7 +311,6 @@ int ob1x_del_comm(struct ompi_communicator_t *comm)
     OBJ_DESTRUCT(&oc->wildcard);
     OBJ_DESTRUCT(&oc->held_item);
     OBJ_DESTRUCT(&oc->lock);
-    free(oc->mon);
     free(oc);
     return OMPI_SUCCESS;
 }

@@ -25,6 +25,7 @@
 BEGIN_C_DECLS
 
 struct ob1x_proc;
+struct ob1x_mon_counts;
 
 typedef struct ob1x_comm_peer {
     /* Where sends to this peer go, resolved on first use (ob1x_peer_resolve);
@@ -35,6 +36,10 @@ typedef struct ob1x_comm_peer {
     volatile int32_t send_seq; /* next sequence number we send to this peer (low 16 bits) */
     uint16_t expected_seq;     /* next sequence number we accept from this peer */
     int tombstones;            /* cancelled-message markers waiting in out_of_order */
+    /* The monitoring engine's counters of the peer's process, found at the
+     * first message recorded (pml_ob1x_monitor.c): beside what a send and
+     * a match already read, so that a record costs one more load. */
+    struct ob1x_mon_counts *mon;
     opal_list_t specific;      /* posted receives naming this peer, in posting order */
     opal_list_t unexpected;    /* in-sequence fragments nobody has matched yet */
     opal_list_t out_of_order;  /* fragments ahead of expected_seq, sorted by sequence */
@@ -50,11 +55,6 @@ typedef struct ob1x_comm {
     opal_list_item_t held_item;       /* on mca_pml_ob1x.held_comms while held */
     struct ompi_communicator_t *comm; /* the communicator, for the release */
     uint64_t held_until_us;           /* when the hold ends (monotonic clock) */
-    /* Per peer, the monitoring engine's counters of its process, found on
-     * the first message recorded (pml_ob1x_monitor.c); the array is made
-     * at the first one. Kept apart from peers[] so that a peer slot's size,
-     * which every match and send indexes by, is not changed by it. */
-    struct ob1x_mon_counts **mon;
     ob1x_comm_peer_t peers[];         /* indexed by rank in the remote group */
 } ob1x_comm_t;
 

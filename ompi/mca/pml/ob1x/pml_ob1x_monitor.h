@@ -4,8 +4,8 @@
  * pml_ob1x_monitor.h - recording into the monitoring engine
  * (pml_monitoring_enable) from ob1x's own send, start and receive paths.
  *
- * Each communicator keeps, per peer, the address of the engine's counters of
- * its process (pml_ob1x_monitor.c). Callers test ob1x_mon_is_on() first.
+ * Each communicator's peer slot keeps the address of the engine's counters
+ * of its process (pml_ob1x_monitor.c). Callers test ob1x_mon_is_on() first.
  */
 #ifndef PML_OB1X_MONITOR_H
 #define PML_OB1X_MONITOR_H
@@ -24,25 +24,17 @@ BEGIN_C_DECLS
 void ob1x_monitor_first(struct ompi_communicator_t *comm, int rank, size_t bytes, int tag,
                         bool sent);
 
-/* The counters of rank's process, once found on this communicator; else
- * NULL. */
-static inline ob1x_mon_counts_t *ob1x_monitor_known(struct ompi_communicator_t *comm, int rank)
-{
-    ob1x_mon_counts_t **t = __atomic_load_n(&ob1x_comm_of(comm)->mon, __ATOMIC_ACQUIRE);
-
-    return OPAL_LIKELY(NULL != t) ? __atomic_load_n(&t[rank], __ATOMIC_ACQUIRE) : NULL;
-}
-
 /* One message of `bytes` packed bytes with tag, sent to rank (in comm's
  * remote group) or matched from it (the receive side is beyond Open MPI's
- * monitoring, which counts only at the sender). Inline, with `sent` a
+ * monitoring, which counts only at the sender); peer is rank's slot in
+ * comm, which the caller often holds already. Inline, with `sent` a
  * constant at each caller: a call's set-up and return would cost a third
  * of the record itself, and the record is all that monitoring adds to a
  * message. */
-static inline void ob1x_monitor_msg(struct ompi_communicator_t *comm, int rank, size_t bytes,
-                                    int tag, bool sent)
+static inline void ob1x_monitor_peer_msg(ob1x_comm_peer_t *peer, struct ompi_communicator_t *comm,
+                                         int rank, size_t bytes, int tag, bool sent)
 {
-    ob1x_mon_counts_t *c = ob1x_monitor_known(comm, rank);
+    ob1x_mon_counts_t *c = __atomic_load_n(&peer->mon, __ATOMIC_ACQUIRE);
 
     if (OPAL_UNLIKELY(NULL == c)) {
         ob1x_monitor_first(comm, rank, bytes, tag, sent);
@@ -51,6 +43,13 @@ static inline void ob1x_monitor_msg(struct ompi_communicator_t *comm, int rank, 
     } else {
         ob1x_mon_count_recv(c, bytes, tag);
     }
+}
+
+/* The same, the peer slot found from comm and rank. */
+static inline void ob1x_monitor_msg(struct ompi_communicator_t *comm, int rank, size_t bytes,
+                                    int tag, bool sent)
+{
+    ob1x_monitor_peer_msg(&ob1x_comm_of(comm)->peers[rank], comm, rank, bytes, tag, sent);
 }
 
 END_C_DECLS

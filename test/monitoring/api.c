@@ -177,7 +177,7 @@ int main(int argc, char **argv)
     T_MPI(MPI_T_pvar_handle_free(tmon_session, &o2a));
     T_MPI(MPI_T_pvar_handle_free(tmon_session, &a2a));
     T_MPI(MPI_Comm_free(&dup));
-    ob1x_mon_state = ob1x_mon_enabled(); /* the stops above stopped recording (stock rule) */
+    ob1x_mon_set_recording(true); /* the stops above stopped recording (stock rule) */
     snprintf(base, sizeof(base), "%s/api2", argv[1]);
     T_CHECK(OMPI_SUCCESS == ob1x_mon_flush(OB1X_MON_OUT_FILE, base), "flush 2 failed");
     T_CHECK(1 == lines(base, "D\tapicomm\t", last, sizeof(last)), "released apicomm not reported");

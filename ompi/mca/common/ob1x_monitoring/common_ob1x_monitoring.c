@@ -107,8 +107,20 @@ int ob1x_mon_init(void)
     if (NULL != filename_param && '\0' != filename_param[0]) {
         ob1x_mon_filename = strdup(filename_param);
     }
-    ob1x_mon_state = ob1x_mon_enable;
+    ob1x_mon_set_recording(true);
     return OMPI_SUCCESS;
+}
+
+void ob1x_mon_set_recording(bool on)
+{
+    int mode = ob1x_mon_enable > OB1X_MON_FILTERED ? OB1X_MON_FILTERED : ob1x_mon_enable;
+
+    if (!on || mode <= OB1X_MON_OFF) {
+        ob1x_mon_state = OB1X_MON_OFF;
+        return;
+    }
+    /* MPI_Init has set the thread level before any component records */
+    ob1x_mon_state = mode | (opal_using_threads() ? OB1X_MON_THREADS : 0);
 }
 
 void ob1x_mon_finalize(void)
@@ -117,7 +129,7 @@ void ob1x_mon_finalize(void)
         return;
     }
     (void) ob1x_mon_flush(ob1x_mon_output, ob1x_mon_filename);
-    ob1x_mon_state = OB1X_MON_OFF;
+    ob1x_mon_set_recording(false);
     ob1x_mon_peers_free();
     ob1x_mon_coll_free_all();
     free(ob1x_mon_filename);

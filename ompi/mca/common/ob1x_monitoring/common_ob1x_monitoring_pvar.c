@@ -42,9 +42,9 @@ static ompi_group_t *peer_group(ompi_communicator_t *comm)
 static int start_stop(mca_base_pvar_event_t event)
 {
     if (MCA_BASE_PVAR_HANDLE_START == event) {
-        ob1x_mon_state = ob1x_mon_enable;
+        ob1x_mon_set_recording(true);
     } else if (MCA_BASE_PVAR_HANDLE_STOP == event) {
-        ob1x_mon_state = OB1X_MON_OFF;
+        ob1x_mon_set_recording(false);
     }
     return OMPI_SUCCESS;
 }
@@ -169,7 +169,7 @@ static int flush_notify(mca_base_pvar_t *pvar, mca_base_pvar_event_t event, void
             *count = NULL == ob1x_mon_filename ? 0 : (int) strlen(ob1x_mon_filename);
             return OMPI_SUCCESS;
         case MCA_BASE_PVAR_HANDLE_START:
-            ob1x_mon_state = ob1x_mon_enable;
+            ob1x_mon_set_recording(true);
             /* MPI_T drives the phases now: no dump at MPI_Finalize */
             ob1x_mon_output = OB1X_MON_OUT_NONE;
             return OMPI_SUCCESS;

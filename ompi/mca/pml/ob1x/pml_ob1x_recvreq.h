@@ -121,7 +121,8 @@ void ob1x_recv_request_complete(ob1x_recv_request_t *req);
 
 /* Set the fields of the status that matching decides; peer is the
  * sender's slot (for monitoring). */
-static inline void ob1x_recv_request_matched(ob1x_recv_request_t *req, const ob1x_hdr_match_t *hdr,
+static inline __opal_attribute_always_inline__ void
+ob1x_recv_request_matched(ob1x_recv_request_t *req, const ob1x_hdr_match_t *hdr,
                                              size_t msg_length, ob1x_comm_peer_t *peer)
 {
     req->base.req_base.req_ompi.req_status.MPI_SOURCE = hdr->src;

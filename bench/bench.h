@@ -7,6 +7,9 @@
  *   # test=<name> unit=<unit> better=<lower|higher> np=<n> pairs=<p> window=<w> ...
  *   <size> <median> <min> <max> <trials>
  *
+ * With -M (monitoring toggled, bench_mon.c) each test prints two sections: <name> for the
+ * trials run with recording stopped, then <name>+mon for those run with it started.
+ *
  * Every value is the metric of one timed trial; median/min/max are taken over the trials of
  * that size.  Buffers are filled before and validated after each trial, never inside the timed
  * loop.
@@ -34,6 +37,7 @@ typedef struct bench_opts {
     double trial_seconds; /* > 0: fewer iterations when the warm-up shows a trial would last
                            * longer than this (keeps slow transports within a time budget) */
     int cg_iters;         /* callgrind tests: iterations inside the collected region */
+    int mon_toggle;       /* -M: trials alternate monitoring stopped/started (bench_mon.c) */
 } bench_opts_t;
 
 /* Everything a test needs about the current size and the communication pattern. */
@@ -81,6 +85,11 @@ double bench_median(double *v, int n);
 int bench_iterations(const bench_opts_t *o, const bench_test_t *t, size_t size, int window);
 void bench_fail(const bench_ctx_t *ctx, const char *fmt, ...);
 int bench_run_test(const bench_test_t *t, bench_ctx_t *ctx);
+
+/* bench_mon.c: recording of the monitoring components started/stopped through MPI_T */
+int bench_mon_open(MPI_Comm comm);
+int bench_mon_record(int on, int busy);
+void bench_mon_close(void);
 
 /* bench_pt2pt.c, bench_rma.c, bench_cg.c */
 extern const bench_test_t bench_pt2pt_tests[];

@@ -265,12 +265,12 @@ static double one_trial(const bench_test_t *t, bench_ctx_t *ctx, unsigned seed, 
     return sec;
 }
 
-static void print_header(const bench_test_t *t, const bench_ctx_t *ctx)
+static void print_header(const bench_test_t *t, const bench_ctx_t *ctx, const char *suffix)
 {
     const bench_opts_t *o = ctx->opts;
-    printf("# test=%s unit=%s better=%s np=%d pairs=%d window=%d trials=%d "
+    printf("# test=%s%s unit=%s better=%s np=%d pairs=%d window=%d trials=%d "
            "window_bytes=%zu trial_bytes=%zu max_msgs=%d min_iters=%d trial_seconds=%g\n",
-           t->name, t->unit, t->lower_is_better ? "lower" : "higher", ctx->nprocs,
+           t->name, suffix, t->unit, t->lower_is_better ? "lower" : "higher", ctx->nprocs,
            t->all_pairs ? ctx->pairs : 1, t->uses_window ? o->window : 1, o->trials,
            o->window_bytes, o->trial_bytes, o->max_msgs, o->min_iters, o->trial_seconds);
     printf("# size median min max trials\n");
@@ -292,48 +292,99 @@ static int timed_iterations(const bench_ctx_t *ctx, int iters, int warm, double 
     return iters;
 }
 
-static void run_size(const bench_test_t *t, bench_ctx_t *ctx, double *vals)
+/* One size's row: median, first and last of the sorted trials. */
+static void size_row(char *row, size_t len, size_t size, double *vals, int n)
+{
+    double med = bench_median(vals, n);
+    snprintf(row, len, "%zu %.6g %.6g %.6g %d\n", size, med, vals[0], vals[n - 1], n);
+}
+
+/* Point-to-point tests send PML messages (which -M checks are counted while recording);
+ * one-sided ones may not. */
+static int sends_pt2pt(const bench_test_t *t)
+{
+    return t >= bench_pt2pt_tests && t < bench_pt2pt_tests + bench_pt2pt_ntests;
+}
+
+/* With -M, trial k runs with recording started when k % 4 is 1 or 2 (off, on, on, off, ...:
+ * a drift over the trials weighs the same on both states). */
+static int trial_records(int k)
+{
+    return ((k + 1) >> 1) & 1;
+}
+
+/* The trials of one size: rows (the row of the trials with recording started too, with -M)
+ * for rank 0 to print. */
+static void run_size(const bench_test_t *t, bench_ctx_t *ctx, double *vals, char *row,
+                     char *row_mon, size_t len)
 {
     const bench_opts_t *o = ctx->opts;
     int iters = bench_iterations(o, t, ctx->size, ctx->window);
     int warm = iters * o->warmup_pct / 100;
-    double warm_sec;
+    int n = o->mon_toggle ? 2 * o->trials : o->trials, noff = 0, non = 0;
+    double warm_sec, *on = vals + o->trials;
 
     warm = warm > 0 ? warm : 1;
     ctx->stride = stride_for(ctx->size);
+    if (o->mon_toggle && bench_mon_record(1, 0)) {
+        MPI_Abort(ctx->comm, 1);
+    }
     warm_sec = one_trial(t, ctx, 0, warm);
     iters = timed_iterations(ctx, iters, warm, warm_sec);
-    for (int k = 0; k < o->trials; k++) {
-        double sec = one_trial(t, ctx, (unsigned) k + 1, iters);
-        vals[k] = t->metric(ctx, iters, sec);
+    for (int k = 0; k < n; k++) {
+        int rec = o->mon_toggle && trial_records(k);
+        double sec;
+
+        if (o->mon_toggle && bench_mon_record(rec, ctx->peer >= 0 && sends_pt2pt(t))) {
+            MPI_Abort(ctx->comm, 1);
+        }
+        sec = one_trial(t, ctx, (unsigned) k + 1, iters);
+        if (rec) {
+            on[non++] = t->metric(ctx, iters, sec);
+        } else {
+            vals[noff++] = t->metric(ctx, iters, sec);
+        }
     }
     if (0 == ctx->rank) {
-        double med = bench_median(vals, o->trials);
-        printf("%zu %.6g %.6g %.6g %d\n", ctx->size, med, vals[0], vals[o->trials - 1], o->trials);
-        fflush(stdout);
+        size_row(row, len, ctx->size, vals, noff);
+        if (o->mon_toggle) {
+            size_row(row_mon, len, ctx->size, on, non);
+        }
     }
 }
 
 int bench_run_test(const bench_test_t *t, bench_ctx_t *ctx)
 {
     const bench_opts_t *o = ctx->opts;
-    double *vals = calloc((size_t) o->trials, sizeof(*vals));
+    double *vals = calloc(2 * (size_t) o->trials, sizeof(*vals));
+    char(*rows)[96] = calloc(2 * (size_t) o->nsizes, sizeof(*rows));
     int rc = -1;
 
     set_peer(ctx, t);
-    if (NULL == vals || alloc_buffers(ctx, t)) {
+    if (NULL == vals || NULL == rows || alloc_buffers(ctx, t)) {
         goto out_free;
     }
     if (t->begin && t->begin(ctx)) {
         goto out_free;
     }
     if (0 == ctx->rank) {
-        print_header(t, ctx);
+        print_header(t, ctx, "");
     }
     for (int i = 0; i < o->nsizes; i++) {
         ctx->size = o->sizes[i];
         ctx->window = window_for(t, o, ctx->size);
-        run_size(t, ctx, vals);
+        run_size(t, ctx, vals, rows[i], rows[o->nsizes + i], sizeof(rows[i]));
+        if (0 == ctx->rank) {
+            fputs(rows[i], stdout);
+            fflush(stdout);
+        }
+    }
+    if (o->mon_toggle && 0 == ctx->rank) {
+        print_header(t, ctx, "+mon");
+        for (int i = 0; i < o->nsizes; i++) {
+            fputs(rows[o->nsizes + i], stdout);
+        }
+        fflush(stdout);
     }
     if (t->end) {
         t->end(ctx);
@@ -344,5 +395,6 @@ out_free:
     free(ctx->rbuf);
     ctx->sbuf = ctx->rbuf = NULL;
     free(vals);
+    free(rows);
     return rc;
 }

@@ -17,12 +17,15 @@ static void usage(const char *prog)
     fprintf(stderr,
             "usage: %s [-t tests] [-s sizes] [-r trials] [-w window] [-n min_iters]\n"
             "          [-m max_msgs] [-b trial_bytes] [-B window_bytes] [-p warmup_pct]\n"
-            "          [-T trial_seconds] [-N cg_iters]\n"
+            "          [-T trial_seconds] [-N cg_iters] [-M]\n"
             "  tests: comma list of latency latency_1buf bw bibw rate put_lat get_lat\n"
             "         acc_lat put_bw get_bw acc_bw cg_pingpong cg_poll\n"
             "         (default: all but latency_1buf and cg_*)\n"
             "  sizes: comma list of sizes (4095, 32K, 1M) and A..B ranges of powers of two\n"
-            "         (default %s)\n",
+            "         (default %s)\n"
+            "  -M:    run with monitoring enabled (pml_monitoring_enable) and alternate each\n"
+            "         size's trials between recording stopped and started through MPI_T;\n"
+            "         prints <test> (stopped) and <test>+mon (started), each of -r trials\n",
             prog, DEFAULT_SIZES);
 }
 
@@ -51,7 +54,7 @@ static int parse_opts(int argc, char **argv, bench_opts_t *o, char **tests)
                         .warmup_pct = 20,
                         .cg_iters = 1000};
     *tests = DEFAULT_TESTS;
-    while (-1 != (c = getopt(argc, argv, "t:s:r:w:n:m:b:B:p:T:N:h"))) {
+    while (-1 != (c = getopt(argc, argv, "t:s:r:w:n:m:b:B:p:T:N:Mh"))) {
         switch (c) {
             case 't':
                 *tests = optarg;
@@ -85,6 +88,9 @@ static int parse_opts(int argc, char **argv, bench_opts_t *o, char **tests)
                 break;
             case 'N':
                 o->cg_iters = atoi(optarg);
+                break;
+            case 'M':
+                o->mon_toggle = 1;
                 break;
             default:
                 return -1;
@@ -148,11 +154,14 @@ int main(int argc, char **argv)
     ctx.pairs = ctx.nprocs / 2;
     ctx.reqs = malloc(2 * (size_t) opts.window * sizeof(*ctx.reqs));
     list = strdup(tests);
-    if (NULL == ctx.reqs || NULL == list) {
+    if (NULL == ctx.reqs || NULL == list || (opts.mon_toggle && bench_mon_open(ctx.comm))) {
         MPI_Abort(ctx.comm, 1);
     }
     for (char *t = strtok_r(list, ",", &save); t && 0 == rc; t = strtok_r(NULL, ",", &save)) {
         rc = run_one(t, &ctx);
+    }
+    if (opts.mon_toggle) {
+        bench_mon_close();
     }
     free(list);
     free(ctx.reqs);

@@ -190,6 +190,50 @@ static void check_subset(int mode)
     T_MPI(MPI_Comm_free(&half));
 }
 
+/* Receives on a communicator freed before the counts are read still count
+ * (pml/ob1x stages receive counts in the communicator's peer slots and
+ * hands them to the engine when the communicator goes), and a read shows
+ * every receive so far. */
+static void check_freed_comm(int mode)
+{
+    int right = (t_rank + 1) % t_size, left = (t_rank + t_size - 1) % t_size;
+    unsigned long long c0, s0, e_count = mode ? 5 : 0, e_bytes = mode ? 5 * 40 : 0;
+    char out[40] = {0}, in[40];
+    MPI_T_pvar_handle on;
+    MPI_Comm dup;
+    int count;
+
+    /* the stops of the checks above stopped recording (stock rule): a
+     * started handle starts it again */
+    on = tmon_handle("pml_monitoring_messages_recv_count", MPI_COMM_WORLD, &count);
+    T_MPI(MPI_T_pvar_start(tmon_session, on));
+    T_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    tmon_read(h[RCNT], v[RCNT]);
+    tmon_read(h[RSIZ], v[RSIZ]);
+    c0 = v[RCNT][left];
+    s0 = v[RSIZ][left];
+    for (int k = 0; k < 5; ++k) {
+        T_MPI(MPI_Sendrecv(out, 40, MPI_BYTE, right, 7, in, 40, MPI_BYTE, left, 7, dup,
+                           MPI_STATUS_IGNORE));
+    }
+    tmon_read(h[RCNT], v[RCNT]);
+    T_CHECK(v[RCNT][left] - c0 == e_count, "mode %d: %llu receives read on a live communicator, "
+            "expected %llu", mode, v[RCNT][left] - c0, e_count);
+    for (int k = 0; k < 5; ++k) {
+        T_MPI(MPI_Sendrecv(out, 40, MPI_BYTE, right, 7, in, 40, MPI_BYTE, left, 7, dup,
+                           MPI_STATUS_IGNORE));
+    }
+    T_MPI(MPI_Comm_free(&dup));
+    tmon_read(h[RCNT], v[RCNT]);
+    tmon_read(h[RSIZ], v[RSIZ]);
+    T_CHECK(v[RCNT][left] - c0 == 2 * e_count && v[RSIZ][left] - s0 == 2 * e_bytes,
+            "mode %d: receives on a freed communicator: %llu messages, %llu bytes, expected "
+            "%llu, %llu", mode, v[RCNT][left] - c0, v[RSIZ][left] - s0, 2 * e_count,
+            2 * e_bytes);
+    T_MPI(MPI_T_pvar_stop(tmon_session, on));
+    T_MPI(MPI_T_pvar_handle_free(tmon_session, &on));
+}
+
 /* Stopped: a stopped handle reads what it had at stop, and nothing is
  * recorded until a handle starts again. */
 static void check_stop_restart(int mode)
@@ -241,6 +285,7 @@ int main(int argc, char **argv)
     check_histogram(mode);
     check_split(mode);
     check_subset(mode);
+    check_freed_comm(mode);
     check_stop_restart(mode);
     for (int i = 0; i < NPV; ++i) {
         T_MPI(MPI_T_pvar_handle_free(tmon_session, &h[i]));

@@ -142,6 +142,19 @@ int ob1x_mon_enabled(void)
 }
 
 static bool pml_native = false;
+static ob1x_mon_settle_fn_t settle_fn = NULL;
+
+void ob1x_mon_set_settle(ob1x_mon_settle_fn_t fn)
+{
+    settle_fn = fn;
+}
+
+void ob1x_mon_settle(void)
+{
+    if (NULL != settle_fn) {
+        settle_fn();
+    }
+}
 
 void ob1x_mon_set_pml_records_itself(bool yes)
 {
@@ -353,6 +366,7 @@ int ob1x_mon_get_counts(int world_rank, ob1x_mon_counts_t *out)
     if (world_rank < 0 || world_rank >= ob1x_mon_world_size()) {
         return OMPI_ERR_BAD_PARAM;
     }
+    ob1x_mon_settle();
     c = ob1x_mon_world_peer(world_rank); /* since the last reset */
     if (NULL != c) {
         *out = *c;
@@ -364,6 +378,7 @@ int ob1x_mon_get_counts(int world_rank, ob1x_mon_counts_t *out)
 
 void ob1x_mon_reset(void)
 {
+    ob1x_mon_settle(); /* what was counted before the reset goes with it */
     ob1x_mon_peers_reset();
     ob1x_mon_coll_reset_all();
 }

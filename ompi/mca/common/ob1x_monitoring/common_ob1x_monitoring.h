@@ -151,6 +151,14 @@ int ob1x_mon_register(void);
 void ob1x_mon_set_pml_records_itself(bool yes);
 bool ob1x_mon_pml_records_itself(void);
 
+/* A PML that keeps some counts of its own before handing them over
+ * (pml/ob1x stages receive counts in its peer slots: two adds per message,
+ * no lookup) registers the function that adds them to the engine's
+ * counters (ob1x_mon_count_recvs). The engine calls it before every read
+ * (MPI_T, ob1x_mon_get_counts), dump and reset. NULL unregisters. */
+typedef void (*ob1x_mon_settle_fn_t)(void);
+void ob1x_mon_set_settle(ob1x_mon_settle_fn_t fn);
+
 /* --------------------------------------------------------------------------
  * Recording. "bytes" is the message's packed size (what the PML sends).
  * -------------------------------------------------------------------------- */
@@ -292,6 +300,15 @@ static inline void ob1x_mon_count_recv(ob1x_mon_counts_t *c, size_t bytes, int t
 {
     ob1x_mon_add_msg(tag < 0 && ob1x_mon_filters_internal() ? &c->recv_int_count : &c->recv_count,
                      bytes, NULL);
+}
+
+/* n messages of `bytes` bytes in all received from the peer whose
+ * counters are c, external tags (all tags at enable 1): for a settle
+ * function. */
+static inline void ob1x_mon_count_recvs(ob1x_mon_counts_t *c, uint64_t n, uint64_t bytes)
+{
+    c->recv_count += n;
+    c->recv_bytes += bytes;
 }
 
 /* Copies the counts of world rank peer into *out (zeros for a peer never

@@ -131,6 +131,7 @@ void ob1x_mon_dump(FILE *f)
 {
     int me = ob1x_mon_my_world_rank(), n = ob1x_mon_world_size();
 
+    ob1x_mon_settle();
     p2p_dump(f, me, n);
     osc_coll_dump(f, me, n);
     recv_dump(f, me, n);

@@ -17,6 +17,10 @@ extern int ob1x_mon_enable;     /* pml_monitoring_enable */
 extern int ob1x_mon_output;     /* pml_monitoring_enable_output; 0 once MPI_T drives */
 extern char *ob1x_mon_filename; /* our copy: the flush pvar may replace it */
 
+/* Has the PML hand over the counts it keeps (ob1x_mon_set_settle): call
+ * before reading, dumping or resetting counts. */
+void ob1x_mon_settle(void);
+
 /* Counts of a peer since the last reset, or NULL when it was never talked
  * to (no allocation). The result lives in a static buffer until the next
  * call: for the dump and MPI_T reads, which Open MPI serializes. */

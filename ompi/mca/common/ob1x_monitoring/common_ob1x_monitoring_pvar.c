@@ -88,6 +88,7 @@ static int peer_get(const mca_base_pvar_t *pvar, void *value, void *obj)
     size_t off = (size_t) (uintptr_t) pvar->ctx;
     unsigned long long *out = value;
 
+    ob1x_mon_settle();
     for (int i = 0; i < ompi_group_size(group); ++i) {
         const ob1x_mon_counts_t *c = ob1x_mon_peer_find(ompi_group_get_proc_name(group, i));
         out[i] = NULL != c ? *(const uint64_t *) ((const char *) c + off) : 0;
@@ -104,6 +105,7 @@ static int peer_total_get(const mca_base_pvar_t *pvar, void *value, void *obj)
     size_t off = (size_t) (uintptr_t) pvar->ctx;
     unsigned long long *out = value;
 
+    ob1x_mon_settle();
     for (int i = 0; i < ompi_group_size(group); ++i) {
         const ob1x_mon_counts_t *c = ob1x_mon_peer_find_total(ompi_group_get_proc_name(group, i));
         out[i] = NULL != c ? *(const uint64_t *) ((const char *) c + off) : 0;

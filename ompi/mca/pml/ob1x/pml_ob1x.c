@@ -16,6 +16,7 @@
 #include "pml_ob1x.h"
 #include "pml_ob1x_comm.h"
 #include "pml_ob1x_ctl.h"
+#include "pml_ob1x_monitor.h"
 #include "pml_ob1x_rdma.h"
 #include "pml_ob1x_recvfrag.h"
 #include "pml_ob1x_sendreq.h"
@@ -216,8 +217,6 @@ static void thread_yield_setup(void)
     ompi_mpi_yield_when_idle = true;
 }
 
-/* Called once, on the selected PML, before MPI_Init applies
- * mpi_yield_when_idle. */
 /* The monitoring engine holds a reference while ob1x is the selected PML
  * only: a PML that loses the selection must not dump anything. */
 static bool monitoring_held = false;
@@ -226,11 +225,15 @@ void ob1x_monitoring_fini(void)
 {
     if (monitoring_held) {
         monitoring_held = false;
+        ob1x_monitor_settle(); /* what is left staged, before the last dump */
+        ob1x_mon_set_settle(NULL);
         ob1x_mon_set_pml_records_itself(false);
         ob1x_mon_finalize();
     }
 }
 
+/* Called once, on the selected PML, before MPI_Init applies
+ * mpi_yield_when_idle. */
 int ob1x_enable(bool enable)
 {
     if (enable) {
@@ -238,6 +241,7 @@ int ob1x_enable(bool enable)
         if (!monitoring_held && OMPI_SUCCESS == ob1x_mon_init()) {
             monitoring_held = true;
             ob1x_mon_set_pml_records_itself(true);
+            ob1x_mon_set_settle(ob1x_monitor_settle);
         }
     }
     return OMPI_SUCCESS;

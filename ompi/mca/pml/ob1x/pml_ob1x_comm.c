@@ -16,6 +16,7 @@
 #include "pml_ob1x_comm.h"
 #include "pml_ob1x_cuda.h"
 #include "pml_ob1x_match.h"
+#include "pml_ob1x_monitor.h"
 #include "pml_ob1x_orphans.h"
 #include "pml_ob1x_rdma.h"
 #include "pml_ob1x_recvfrag.h"
@@ -295,6 +296,7 @@ int ob1x_del_comm(struct ompi_communicator_t *comm)
         return OMPI_SUCCESS;
     }
     comm_unhold(oc);
+    ob1x_monitor_settle_comm(comm); /* its staged receive counts outlive it */
     comm->c_pml_comm = NULL;
     for (int i = 0; i < oc->num_peers; ++i) {
         ob1x_comm_peer_t *peer = &oc->peers[i];

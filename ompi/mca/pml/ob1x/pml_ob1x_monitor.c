@@ -27,9 +27,56 @@ void ob1x_monitor_first(ompi_communicator_t *comm, int rank, size_t bytes, int t
     }
     /* Any thread finding them finds the same address: no lock needed. */
     __atomic_store_n(&ob1x_comm_of(comm)->peers[rank].mon, c, __ATOMIC_RELEASE);
-    if (sent) {
-        ob1x_mon_count_send(c, bytes, tag);
+    ob1x_monitor_count(c, bytes, tag, sent);
+}
+
+void ob1x_monitor_recv_now(ob1x_comm_peer_t *peer, ompi_communicator_t *comm, int rank,
+                           size_t bytes, int tag)
+{
+    ob1x_mon_counts_t *c = ob1x_monitor_counts(peer);
+
+    if (NULL == c) {
+        ob1x_monitor_first(comm, rank, bytes, tag, false);
     } else {
-        ob1x_mon_count_recv(c, bytes, tag);
+        ob1x_monitor_count(c, bytes, tag, false);
+    }
+}
+
+void ob1x_monitor_settle_comm(ompi_communicator_t *comm)
+{
+    ob1x_comm_t *oc = ob1x_comm_of(comm);
+
+    for (int i = 0; NULL != oc && i < oc->num_peers; ++i) {
+        ob1x_comm_peer_t *peer = &oc->peers[i];
+        ob1x_mon_counts_t *c;
+
+        if (0 == peer->rx_count) {
+            continue;
+        }
+        if (NULL == (c = ob1x_monitor_counts(peer))) {
+            c = ob1x_mon_peer_counters(ompi_group_get_proc_name(comm->c_remote_group, i));
+            if (NULL == c) {
+                continue; /* out of memory: kept for the next try */
+            }
+            __atomic_store_n(&peer->mon, c, __ATOMIC_RELEASE);
+        }
+        ob1x_mon_count_recvs(c, peer->rx_count, peer->rx_bytes);
+        peer->rx_count = peer->rx_bytes = 0;
+    }
+}
+
+/* Every communicator of the process (ob1x made the PML state of each).
+ * Nothing is staged when Open MPI runs threads (ob1x_monitor_recv), and
+ * then another thread may be freeing a communicator: no walk. */
+void ob1x_monitor_settle(void)
+{
+    int n = opal_using_threads() ? 0 : opal_pointer_array_get_size(&ompi_mpi_communicators);
+
+    for (int cid = 0; cid < n; ++cid) {
+        ompi_communicator_t *comm = opal_pointer_array_get_item(&ompi_mpi_communicators, cid);
+
+        if (NULL != comm) {
+            ob1x_monitor_settle_comm(comm);
+        }
     }
 }

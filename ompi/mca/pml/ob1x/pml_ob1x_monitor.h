@@ -24,33 +24,63 @@ BEGIN_C_DECLS
 void ob1x_monitor_first(struct ompi_communicator_t *comm, int rank, size_t bytes, int tag,
                         bool sent);
 
-/* One message of `bytes` packed bytes with tag, sent to rank (in comm's
- * remote group) or matched from it (the receive side is beyond Open MPI's
- * monitoring, which counts only at the sender); peer is rank's slot in
- * comm, which the caller often holds already. Inline, with `sent` a
- * constant at each caller: a call's set-up and return would cost a third
- * of the record itself, and the record is all that monitoring adds to a
- * message. */
-static inline void ob1x_monitor_peer_msg(ob1x_comm_peer_t *peer, struct ompi_communicator_t *comm,
-                                         int rank, size_t bytes, int tag, bool sent)
-{
-    ob1x_mon_counts_t *c = __atomic_load_n(&peer->mon, __ATOMIC_ACQUIRE);
+/* A receive counted at once (internal tag, or threads), out of line. */
+void ob1x_monitor_recv_now(ob1x_comm_peer_t *peer, struct ompi_communicator_t *comm, int rank,
+                           size_t bytes, int tag);
 
-    if (OPAL_UNLIKELY(NULL == c)) {
-        ob1x_monitor_first(comm, rank, bytes, tag, sent);
-    } else if (sent) {
+/* The counters of the peer's process, once found on this communicator;
+ * else NULL (then ob1x_monitor_first). */
+static inline ob1x_mon_counts_t *ob1x_monitor_counts(ob1x_comm_peer_t *peer)
+{
+    return __atomic_load_n(&peer->mon, __ATOMIC_ACQUIRE);
+}
+
+/* One message of `bytes` packed bytes with tag, counted as sent to or
+ * matched from (the receive side is beyond Open MPI's monitoring, which
+ * counts only at the sender) the peer whose counters are c. Inline, with
+ * `sent` a constant at each caller: the record is all that monitoring adds
+ * to a message, and a call would be a third of it. */
+static inline void ob1x_monitor_count(ob1x_mon_counts_t *c, size_t bytes, int tag, bool sent)
+{
+    if (sent) {
         ob1x_mon_count_send(c, bytes, tag);
     } else {
         ob1x_mon_count_recv(c, bytes, tag);
     }
 }
 
-/* The same, the peer slot found from comm and rank. */
+/* The same for rank (in comm's remote group), finding its counters. */
 static inline void ob1x_monitor_msg(struct ompi_communicator_t *comm, int rank, size_t bytes,
                                     int tag, bool sent)
 {
-    ob1x_monitor_peer_msg(&ob1x_comm_of(comm)->peers[rank], comm, rank, bytes, tag, sent);
+    ob1x_mon_counts_t *c = ob1x_monitor_counts(&ob1x_comm_of(comm)->peers[rank]);
+
+    if (OPAL_UNLIKELY(NULL == c)) {
+        ob1x_monitor_first(comm, rank, bytes, tag, sent);
+    } else {
+        ob1x_monitor_count(c, bytes, tag, sent);
+    }
 }
+
+/* A receive matched from peer: staged in its slot when it can be (one
+ * thread, external tag), else counted at once. */
+static inline void ob1x_monitor_recv(ob1x_comm_peer_t *peer, struct ompi_communicator_t *comm,
+                                     int rank, size_t bytes, int tag)
+{
+    if (OPAL_LIKELY(tag >= 0 && !(ob1x_mon_state & OB1X_MON_THREADS))) {
+        peer->rx_count += 1;
+        __asm__ __volatile__("" ::: "memory"); /* two scalar adds, as ob1x_mon_add_msg */
+        peer->rx_bytes += bytes;
+    } else {
+        ob1x_monitor_recv_now(peer, comm, rank, bytes, tag);
+    }
+}
+
+/* Hands the staged receive counts of every communicator to the engine
+ * (registered with ob1x_mon_set_settle), or those of one communicator
+ * before it goes. */
+void ob1x_monitor_settle(void);
+void ob1x_monitor_settle_comm(struct ompi_communicator_t *comm);
 
 END_C_DECLS
 

@@ -135,8 +135,7 @@ ob1x_recv_request_matched(ob1x_recv_request_t *req, const ob1x_hdr_match_t *hdr,
         ob1x_cuda_recv_stage(req);
     }
     if (ob1x_mon_is_on()) {
-        ob1x_monitor_peer_msg(peer, req->base.req_base.req_comm, hdr->src, msg_length, hdr->tag,
-                              false);
+        ob1x_monitor_recv(peer, req->base.req_base.req_comm, hdr->src, msg_length, hdr->tag);
     }
 }
 

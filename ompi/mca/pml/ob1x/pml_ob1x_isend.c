@@ -327,7 +327,7 @@ isend_body(const send_args_t *a, struct ompi_request_t **request)
  * Open MPI's pml/monitoring does. It counts after the message has left:
  * the peer is already reading it while we count, so the record stays off
  * the round trip of a ping-pong. */
-static inline __opal_attribute_always_inline__ void monitor_posted(const send_args_t *a)
+static inline void monitor_posted(const send_args_t *a)
 {
     if (ob1x_mon_is_on()) {
         ob1x_monitor_msg(a->comm, a->dst, a->dtype->super.size * a->count, a->tag, true);

@@ -229,7 +229,7 @@ void ob1x_match_incoming(ob1x_comm_t *oc, struct ompi_communicator_t *comm, cons
 
     if (NULL != req) {
         ob1x_recv_request_deliver(req, hdr, (const unsigned char *) segs[0].seg_addr.pval + hdr_len,
-                                  segs[0].seg_len - hdr_len, segs + 1, nsegs - 1, peer);
+                                  segs[0].seg_len - hdr_len, segs + 1, nsegs - 1);
     }
     if (OPAL_UNLIKELY(NULL != out.head)) {
         deliver_all(&out);

@@ -258,8 +258,7 @@ unsigned char *ob1x_recv_request_contig_base(ob1x_recv_request_t *req)
 
 void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
                                const unsigned char *data, size_t data_len,
-                               const mca_btl_base_segment_t *more, size_t nmore,
-                               ob1x_comm_peer_t *peer)
+                               const mca_btl_base_segment_t *more, size_t nmore)
 {
     struct iovec iov[MCA_BTL_DES_MAX_SEGMENTS + 1];
     uint32_t n;
@@ -267,7 +266,7 @@ void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
 
     if (OPAL_LIKELY(0 == nmore && OB1X_HDR_MATCH == hdr->common.type)) {
         /* The common eager case: one piece, no accounting against FRAGs. */
-        ob1x_recv_request_matched(req, &hdr->match, data_len, peer);
+        ob1x_recv_request_matched(req, &hdr->match, data_len);
         if (data_len > 0 && req->capacity > 0) {
             iov[0].iov_base = (void *) data;
             iov[0].iov_len = data_len;
@@ -282,7 +281,7 @@ void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
         payload += iov[i].iov_len;
     }
     if (OB1X_HDR_MATCH == hdr->common.type) {
-        ob1x_recv_request_matched(req, &hdr->match, payload, peer);
+        ob1x_recv_request_matched(req, &hdr->match, payload);
         if (payload > 0 && req->capacity > 0) {
             /* The whole message in one go: no early pieces to consider. */
             ob1x_convertor_unpack(&req->base.req_base.req_convertor, iov, n);
@@ -292,7 +291,7 @@ void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
         return;
     }
     total = (size_t) hdr->rndv.msg_length;
-    ob1x_recv_request_matched(req, &hdr->match, total, peer);
+    ob1x_recv_request_matched(req, &hdr->match, total);
     req->src_req = hdr->rndv.src_req;
     req->src = ompi_comm_peer_lookup(req->base.req_base.req_comm, hdr->match.src);
     if (OB1X_HDR_RGET == hdr->common.type) {
@@ -322,12 +321,17 @@ void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
     }
 }
 
+void ob1x_recv_request_monitor(const ob1x_recv_request_t *req, const ob1x_hdr_match_t *hdr,
+                               size_t msg_length)
+{
+    ompi_communicator_t *comm = req->base.req_base.req_comm;
+
+    ob1x_monitor_recv(&ob1x_comm_of(comm)->peers[hdr->src], comm, hdr->src, msg_length, hdr->tag);
+}
+
 void ob1x_recv_request_deliver_frag(ob1x_recv_request_t *req, ob1x_recv_frag_t *frag)
 {
-    ob1x_comm_t *oc = ob1x_comm_of(req->base.req_base.req_comm);
-
-    ob1x_recv_request_deliver(req, &frag->hdr, frag->data, frag->data_len, NULL, 0,
-                              &oc->peers[frag->hdr.match.src]);
+    ob1x_recv_request_deliver(req, &frag->hdr, frag->data, frag->data_len, NULL, 0);
     ob1x_recv_frag_release(frag);
 }
 

@@ -85,12 +85,10 @@ void ob1x_recv_request_start(ob1x_recv_request_t *req);
 /* Match a fragment taken from the unexpected queue (imrecv / posting). */
 void ob1x_recv_request_deliver_frag(ob1x_recv_request_t *req, ob1x_recv_frag_t *frag);
 
-/* Deliver the first fragment (MATCH or RNDV) straight from the BTL; peer
- * is the sender's slot in the request's communicator. */
+/* Deliver the first fragment (MATCH or RNDV) straight from the BTL. */
 void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
                                const unsigned char *data, size_t data_len,
-                               const mca_btl_base_segment_t *more_segs, size_t nmore,
-                               ob1x_comm_peer_t *peer);
+                               const mca_btl_base_segment_t *more_segs, size_t nmore);
 
 /* A FRAG for this request arrived. */
 void ob1x_recv_request_frag(ob1x_recv_request_t *req, const ob1x_hdr_frag_t *hdr,
@@ -119,11 +117,14 @@ unsigned char *ob1x_recv_request_contig_base(ob1x_recv_request_t *req);
 /* Cancelled or matched-and-finished. */
 void ob1x_recv_request_complete(ob1x_recv_request_t *req);
 
-/* Set the fields of the status that matching decides; peer is the
- * sender's slot (for monitoring). */
-static inline __opal_attribute_always_inline__ void
-ob1x_recv_request_matched(ob1x_recv_request_t *req, const ob1x_hdr_match_t *hdr,
-                                             size_t msg_length, ob1x_comm_peer_t *peer)
+/* Monitoring's record of a matched receive (ob1x_monitor_recv), out of
+ * line: with recording off a receive pays only the test of the state. */
+void ob1x_recv_request_monitor(const ob1x_recv_request_t *req, const ob1x_hdr_match_t *hdr,
+                               size_t msg_length);
+
+/* Set the fields of the status that matching decides. */
+static inline void ob1x_recv_request_matched(ob1x_recv_request_t *req, const ob1x_hdr_match_t *hdr,
+                                             size_t msg_length)
 {
     req->base.req_base.req_ompi.req_status.MPI_SOURCE = hdr->src;
     req->base.req_base.req_ompi.req_status.MPI_TAG = hdr->tag;
@@ -135,7 +136,7 @@ ob1x_recv_request_matched(ob1x_recv_request_t *req, const ob1x_hdr_match_t *hdr,
         ob1x_cuda_recv_stage(req);
     }
     if (ob1x_mon_is_on()) {
-        ob1x_monitor_recv(peer, req->base.req_base.req_comm, hdr->src, msg_length, hdr->tag);
+        ob1x_recv_request_monitor(req, hdr, msg_length);
     }
 }
 

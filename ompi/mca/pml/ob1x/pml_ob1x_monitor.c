@@ -66,7 +66,7 @@ void ob1x_monitor_settle_comm(ompi_communicator_t *comm)
 }
 
 /* Every communicator of the process (ob1x made the PML state of each).
- * Nothing is staged when Open MPI runs threads (ob1x_monitor_recv), and
+ * Nothing is staged when Open MPI runs threads (ob1x_monitor_can_stage), and
  * then another thread may be freeing a communicator: no walk. */
 void ob1x_monitor_settle(void)
 {

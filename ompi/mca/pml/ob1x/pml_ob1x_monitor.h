@@ -24,7 +24,8 @@ BEGIN_C_DECLS
 void ob1x_monitor_first(struct ompi_communicator_t *comm, int rank, size_t bytes, int tag,
                         bool sent);
 
-/* A receive counted at once (internal tag, or threads), out of line. */
+/* A receive counted at once (one that cannot be staged: internal tag, or
+ * threads), out of line. */
 void ob1x_monitor_recv_now(ob1x_comm_peer_t *peer, struct ompi_communicator_t *comm, int rank,
                            size_t bytes, int tag);
 
@@ -62,19 +63,21 @@ static inline void ob1x_monitor_msg(struct ompi_communicator_t *comm, int rank, 
     }
 }
 
-/* A receive matched from peer: staged in its slot when it can be (one
- * thread, external tag), else counted at once. */
-static inline void ob1x_monitor_recv(ob1x_comm_peer_t *peer, struct ompi_communicator_t *comm,
-                                     int rank, size_t bytes, int tag)
+/* Whether a receive with tag can be staged in the sender's slot: one
+ * thread (no atomics), external tag (internal ones may be counted apart). */
+static inline bool ob1x_monitor_can_stage(int tag)
 {
-    if (OPAL_LIKELY(tag >= 0 && !(ob1x_mon_state & OB1X_MON_THREADS))) {
-        peer->rx_count += 1;
-        __asm__ __volatile__("" ::: "memory"); /* two scalar adds, as ob1x_mon_add_msg */
-        peer->rx_bytes += bytes;
-    } else {
-        ob1x_monitor_recv_now(peer, comm, rank, bytes, tag);
-    }
+    return tag >= 0 && !(ob1x_mon_state & OB1X_MON_THREADS);
 }
+
+/* One receive of `bytes` staged in the sender's slot. */
+static inline void ob1x_monitor_stage(ob1x_comm_peer_t *peer, size_t bytes)
+{
+    peer->rx_count += 1;
+    __asm__ __volatile__("" ::: "memory"); /* two scalar adds, as ob1x_mon_add_msg */
+    peer->rx_bytes += bytes;
+}
+
 
 /* Hands the staged receive counts of every communicator to the engine
  * (registered with ob1x_mon_set_settle), or those of one communicator

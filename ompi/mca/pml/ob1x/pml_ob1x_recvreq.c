@@ -326,7 +326,8 @@ void ob1x_recv_request_monitor(const ob1x_recv_request_t *req, const ob1x_hdr_ma
 {
     ompi_communicator_t *comm = req->base.req_base.req_comm;
 
-    ob1x_monitor_recv(&ob1x_comm_of(comm)->peers[hdr->src], comm, hdr->src, msg_length, hdr->tag);
+    ob1x_monitor_recv_now(&ob1x_comm_of(comm)->peers[hdr->src], comm, hdr->src, msg_length,
+                          hdr->tag);
 }
 
 void ob1x_recv_request_deliver_frag(ob1x_recv_request_t *req, ob1x_recv_frag_t *frag)

@@ -117,8 +117,8 @@ unsigned char *ob1x_recv_request_contig_base(ob1x_recv_request_t *req);
 /* Cancelled or matched-and-finished. */
 void ob1x_recv_request_complete(ob1x_recv_request_t *req);
 
-/* Monitoring's record of a matched receive (ob1x_monitor_recv), out of
- * line: with recording off a receive pays only the test of the state. */
+/* Monitoring's record of a matched receive that cannot be staged
+ * (ob1x_monitor_can_stage), out of line. */
 void ob1x_recv_request_monitor(const ob1x_recv_request_t *req, const ob1x_hdr_match_t *hdr,
                                size_t msg_length);
 
@@ -136,7 +136,14 @@ static inline void ob1x_recv_request_matched(ob1x_recv_request_t *req, const ob1
         ob1x_cuda_recv_stage(req);
     }
     if (ob1x_mon_is_on()) {
-        ob1x_recv_request_monitor(req, hdr, msg_length);
+        /* inline only the common case, staged in the sender's slot: the
+         * fewer values it keeps live, the less it costs with recording off */
+        if (OPAL_LIKELY(ob1x_monitor_can_stage(hdr->tag))) {
+            ob1x_monitor_stage(&ob1x_comm_of(req->base.req_base.req_comm)->peers[hdr->src],
+                               msg_length);
+        } else {
+            ob1x_recv_request_monitor(req, hdr, msg_length);
+        }
     }
 }
 

@@ -7,8 +7,10 @@
  * The engine's counters of a peer are found once per communicator peer,
  * through the communicator's group and the engine's table (tens of
  * instructions), and their address kept in the communicator's peer slot:
- * each message then costs one load, a branch and a few adds on each side,
- * inline (pml_ob1x_monitor.h).
+ * a send then costs one load, a branch and a few adds. A receive adds its
+ * message and bytes to the sender's slot (pml_ob1x_recvreq.h), handed to
+ * the engine before it reads, dumps or resets (ob1x_monitor_settle) and
+ * when the communicator goes.
  */
 #include "ompi_config.h"
 

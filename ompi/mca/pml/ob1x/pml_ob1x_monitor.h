@@ -78,7 +78,6 @@ static inline void ob1x_monitor_stage(ob1x_comm_peer_t *peer, size_t bytes)
     peer->rx_bytes += bytes;
 }
 
-
 /* Hands the staged receive counts of every communicator to the engine
  * (registered with ob1x_mon_set_settle), or those of one communicator
  * before it goes. */

@@ -262,11 +262,10 @@ typedef struct {
 /* Reads one pvar by enum (0 when pvars are absent). */
 unsigned long long t_pv_read(t_pv which);
 /* Reads the unbound pvar `name` of any component (opened on first use and
- * kept; fails the test when it does not exist). */
+ * kept; fails the test when it does not exist). A counter's handle counts
+ * from its allocation: read once before the traffic, then take the
+ * difference. */
 unsigned long long t_pv_read_name(const char *name);
-/* (No read by name: a counter read through a freshly allocated MPI_T handle
- * counts from that allocation, so it would always be about 0. Reads go
- * through the handles that t_init allocates once.) */
 /* 1 if a pvar named `name` exists. */
 int t_pvar_exists(const char *name);
 void t_snap_take(t_snap *s);

@@ -261,6 +261,16 @@ static inline int ob1x_mon_hist_bin(size_t bytes)
     return 63 ^ __builtin_clzll(((unsigned long long) bytes << 1) | 1);
 }
 
+/* Adds 1 to pair[0] and bytes to pair[1] (a count and its bytes), one
+ * thread: two scalar adds (merged into one vector add, what the compiler
+ * does unasked where nothing follows, they cost five more instructions). */
+static inline void ob1x_mon_add_pair(uint64_t pair[2], size_t bytes)
+{
+    pair[0] += 1;
+    __asm__ __volatile__("" ::: "memory");
+    pair[1] += bytes;
+}
+
 /* Adds 1 to *count and bytes to count[1] (a count and its bytes are
  * neighbours in ob1x_mon_counts_t), and 1 to *bin when bin is not NULL;
  * atomic only when Open MPI runs threads (a locked add would cost as much
@@ -276,11 +286,7 @@ static inline void ob1x_mon_add_msg(uint64_t *count, size_t bytes, uint64_t *bin
         }
         return;
     }
-    count[0] += 1;
-    /* Two scalar adds: merged into one vector add (what the compiler does
-     * unasked where no bin follows) they cost five more instructions. */
-    __asm__ __volatile__("" ::: "memory");
-    count[1] += bytes;
+    ob1x_mon_add_pair(count, bytes);
     if (NULL != bin) {
         *bin += 1;
     }

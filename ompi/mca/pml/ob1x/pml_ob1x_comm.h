@@ -41,9 +41,9 @@ typedef struct ob1x_comm_peer {
      * a match already read, so that a record costs one more load. */
     struct ob1x_mon_counts *mon;
     /* Messages (external tags, one thread) matched from the peer and their
-     * bytes, not yet added to `mon`: two adds per receive, handed to the
-     * engine before it reads (ob1x_monitor_settle). */
-    uint64_t rx_count, rx_bytes;
+     * bytes ([0], [1]), not yet added to `mon`: two adds per receive, handed
+     * to the engine before it reads (ob1x_monitor_settle). */
+    uint64_t rx[2];
     opal_list_t specific;      /* posted receives naming this peer, in posting order */
     opal_list_t unexpected;    /* in-sequence fragments nobody has matched yet */
     opal_list_t out_of_order;  /* fragments ahead of expected_seq, sorted by sequence */

@@ -32,18 +32,6 @@ void ob1x_monitor_first(ompi_communicator_t *comm, int rank, size_t bytes, int t
     ob1x_monitor_count(c, bytes, tag, sent);
 }
 
-void ob1x_monitor_recv_now(ob1x_comm_peer_t *peer, ompi_communicator_t *comm, int rank,
-                           size_t bytes, int tag)
-{
-    ob1x_mon_counts_t *c = ob1x_monitor_counts(peer);
-
-    if (NULL == c) {
-        ob1x_monitor_first(comm, rank, bytes, tag, false);
-    } else {
-        ob1x_monitor_count(c, bytes, tag, false);
-    }
-}
-
 void ob1x_monitor_settle_comm(ompi_communicator_t *comm)
 {
     ob1x_comm_t *oc = ob1x_comm_of(comm);
@@ -52,7 +40,7 @@ void ob1x_monitor_settle_comm(ompi_communicator_t *comm)
         ob1x_comm_peer_t *peer = &oc->peers[i];
         ob1x_mon_counts_t *c;
 
-        if (0 == peer->rx_count) {
+        if (0 == peer->rx[0]) {
             continue;
         }
         if (NULL == (c = ob1x_monitor_counts(peer))) {
@@ -62,8 +50,8 @@ void ob1x_monitor_settle_comm(ompi_communicator_t *comm)
             }
             __atomic_store_n(&peer->mon, c, __ATOMIC_RELEASE);
         }
-        ob1x_mon_count_recvs(c, peer->rx_count, peer->rx_bytes);
-        peer->rx_count = peer->rx_bytes = 0;
+        ob1x_mon_count_recvs(c, peer->rx[0], peer->rx[1]);
+        peer->rx[0] = peer->rx[1] = 0;
     }
 }
 

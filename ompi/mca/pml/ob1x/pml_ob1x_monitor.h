@@ -24,11 +24,6 @@ BEGIN_C_DECLS
 void ob1x_monitor_first(struct ompi_communicator_t *comm, int rank, size_t bytes, int tag,
                         bool sent);
 
-/* A receive counted at once (one that cannot be staged: internal tag, or
- * threads), out of line. */
-void ob1x_monitor_recv_now(ob1x_comm_peer_t *peer, struct ompi_communicator_t *comm, int rank,
-                           size_t bytes, int tag);
-
 /* The counters of the peer's process, once found on this communicator;
  * else NULL (then ob1x_monitor_first). */
 static inline ob1x_mon_counts_t *ob1x_monitor_counts(ob1x_comm_peer_t *peer)
@@ -73,9 +68,7 @@ static inline bool ob1x_monitor_can_stage(int tag)
 /* One receive of `bytes` staged in the sender's slot. */
 static inline void ob1x_monitor_stage(ob1x_comm_peer_t *peer, size_t bytes)
 {
-    peer->rx_count += 1;
-    __asm__ __volatile__("" ::: "memory"); /* two scalar adds, as ob1x_mon_add_msg */
-    peer->rx_bytes += bytes;
+    ob1x_mon_add_pair(peer->rx, bytes);
 }
 
 /* Hands the staged receive counts of every communicator to the engine

@@ -324,10 +324,7 @@ void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
 void ob1x_recv_request_monitor(const ob1x_recv_request_t *req, const ob1x_hdr_match_t *hdr,
                                size_t msg_length)
 {
-    ompi_communicator_t *comm = req->base.req_base.req_comm;
-
-    ob1x_monitor_recv_now(&ob1x_comm_of(comm)->peers[hdr->src], comm, hdr->src, msg_length,
-                          hdr->tag);
+    ob1x_monitor_msg(req->base.req_base.req_comm, hdr->src, msg_length, hdr->tag, false);
 }
 
 void ob1x_recv_request_deliver_frag(ob1x_recv_request_t *req, ob1x_recv_frag_t *frag)

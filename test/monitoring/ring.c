@@ -190,14 +190,15 @@ static void check_subset(int mode)
     T_MPI(MPI_Comm_free(&half));
 }
 
-/* Receives on a communicator freed before the counts are read still count
- * (pml/ob1x stages receive counts in the communicator's peer slots and
- * hands them to the engine when the communicator goes), and a read shows
- * every receive so far. */
+/* Messages on a communicator freed before the counts are read still count
+ * (pml/ob1x stages receive counts, and send counts with their histogram
+ * bin, in the communicator's peer slots and hands them to the engine when
+ * the communicator goes), and a read shows every message so far. */
 static void check_freed_comm(int mode)
 {
     int right = (t_rank + 1) % t_size, left = (t_rank + t_size - 1) % t_size;
-    unsigned long long c0, s0, e_count = mode ? 5 : 0, e_bytes = mode ? 5 * 40 : 0;
+    unsigned long long e_count = mode ? 5 : 0, e_bytes = mode ? 5 * 40 : 0;
+    unsigned long long r0, rs0, s0, ss0, b0, *bin = hv + (size_t) right * TMON_BINS + 6;
     char out[40] = {0}, in[40];
     MPI_T_pvar_handle on;
     MPI_Comm dup;
@@ -208,28 +209,35 @@ static void check_freed_comm(int mode)
     on = tmon_handle("pml_monitoring_messages_recv_count", MPI_COMM_WORLD, &count);
     T_MPI(MPI_T_pvar_start(tmon_session, on));
     T_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
-    tmon_read(h[RCNT], v[RCNT]);
-    tmon_read(h[RSIZ], v[RSIZ]);
-    c0 = v[RCNT][left];
-    s0 = v[RSIZ][left];
+    read_all();
+    r0 = v[RCNT][left];
+    rs0 = v[RSIZ][left];
+    s0 = v[CNT][right];
+    ss0 = v[SIZ][right];
+    b0 = *bin; /* 40 bytes: bin 6 */
     for (int k = 0; k < 5; ++k) {
         T_MPI(MPI_Sendrecv(out, 40, MPI_BYTE, right, 7, in, 40, MPI_BYTE, left, 7, dup,
                            MPI_STATUS_IGNORE));
     }
-    tmon_read(h[RCNT], v[RCNT]);
-    T_CHECK(v[RCNT][left] - c0 == e_count, "mode %d: %llu receives read on a live communicator, "
-            "expected %llu", mode, v[RCNT][left] - c0, e_count);
+    read_all();
+    T_CHECK(v[RCNT][left] - r0 == e_count && v[CNT][right] - s0 == e_count &&
+                *bin - b0 == e_count,
+            "mode %d: on a live communicator, read %llu receives, %llu sends, %llu in the "
+            "sends' bin, expected %llu each",
+            mode, v[RCNT][left] - r0, v[CNT][right] - s0, *bin - b0, e_count);
     for (int k = 0; k < 5; ++k) {
         T_MPI(MPI_Sendrecv(out, 40, MPI_BYTE, right, 7, in, 40, MPI_BYTE, left, 7, dup,
                            MPI_STATUS_IGNORE));
     }
     T_MPI(MPI_Comm_free(&dup));
-    tmon_read(h[RCNT], v[RCNT]);
-    tmon_read(h[RSIZ], v[RSIZ]);
-    T_CHECK(v[RCNT][left] - c0 == 2 * e_count && v[RSIZ][left] - s0 == 2 * e_bytes,
-            "mode %d: receives on a freed communicator: %llu messages, %llu bytes, expected "
-            "%llu, %llu", mode, v[RCNT][left] - c0, v[RSIZ][left] - s0, 2 * e_count,
-            2 * e_bytes);
+    read_all();
+    T_CHECK(v[RCNT][left] - r0 == 2 * e_count && v[RSIZ][left] - rs0 == 2 * e_bytes &&
+                v[CNT][right] - s0 == 2 * e_count && v[SIZ][right] - ss0 == 2 * e_bytes &&
+                *bin - b0 == 2 * e_count,
+            "mode %d: on a freed communicator: received %llu messages, %llu bytes; sent %llu, "
+            "%llu, %llu in the bin; expected %llu, %llu",
+            mode, v[RCNT][left] - r0, v[RSIZ][left] - rs0, v[CNT][right] - s0,
+            v[SIZ][right] - ss0, *bin - b0, 2 * e_count, 2 * e_bytes);
     T_MPI(MPI_T_pvar_stop(tmon_session, on));
     T_MPI(MPI_T_pvar_handle_free(tmon_session, &on));
 }

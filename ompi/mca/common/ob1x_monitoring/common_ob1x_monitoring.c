@@ -111,16 +111,29 @@ int ob1x_mon_init(void)
     return OMPI_SUCCESS;
 }
 
+static int *state_mirror = NULL;
+
+void ob1x_mon_set_state_mirror(int *word)
+{
+    state_mirror = word;
+    if (NULL != word) {
+        *word = ob1x_mon_state;
+    }
+}
+
 void ob1x_mon_set_recording(bool on)
 {
     int mode = ob1x_mon_enable > OB1X_MON_FILTERED ? OB1X_MON_FILTERED : ob1x_mon_enable;
 
+    /* MPI_Init has set the thread level before any component records */
     if (!on || mode <= OB1X_MON_OFF) {
         ob1x_mon_state = OB1X_MON_OFF;
-        return;
+    } else {
+        ob1x_mon_state = mode | (opal_using_threads() ? OB1X_MON_THREADS : 0);
     }
-    /* MPI_Init has set the thread level before any component records */
-    ob1x_mon_state = mode | (opal_using_threads() ? OB1X_MON_THREADS : 0);
+    if (NULL != state_mirror) {
+        *state_mirror = ob1x_mon_state;
+    }
 }
 
 void ob1x_mon_finalize(void)

@@ -37,6 +37,7 @@
 #ifndef COMMON_OB1X_MONITORING_H
 #define COMMON_OB1X_MONITORING_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -98,7 +99,9 @@ typedef struct ob1x_mon_coll_data ob1x_mon_coll_data_t;
  * everything it needs with the load that found recording on. */
 extern int ob1x_mon_state;
 #define OB1X_MON_MODE 0xff
-#define OB1X_MON_THREADS 0x100
+/* The sign bit, as an internal tag's: one test of (tag | state) >= 0 tells
+ * a one-thread record of an external tag (pml/ob1x's staging). */
+#define OB1X_MON_THREADS INT_MIN
 
 /* Starts (when pml_monitoring_enable is not 0) or stops recording. */
 void ob1x_mon_set_recording(bool on);
@@ -158,6 +161,13 @@ bool ob1x_mon_pml_records_itself(void);
  * (MPI_T, ob1x_mon_get_counts), dump and reset. NULL unregisters. */
 typedef void (*ob1x_mon_settle_fn_t)(void);
 void ob1x_mon_set_settle(ob1x_mon_settle_fn_t fn);
+
+/* A word of the caller's that the engine keeps equal to ob1x_mon_state
+ * from now on (one per process; NULL stops it): a component testing a
+ * word of its own pays one load per test where ob1x_mon_state, in
+ * another shared object, costs two (through the GOT). pml/ob1x's hot
+ * paths test theirs. */
+void ob1x_mon_set_state_mirror(int *word);
 
 /* --------------------------------------------------------------------------
  * Recording. "bytes" is the message's packed size (what the PML sends).
@@ -261,12 +271,13 @@ static inline int ob1x_mon_hist_bin(size_t bytes)
     return 63 ^ __builtin_clzll(((unsigned long long) bytes << 1) | 1);
 }
 
-/* Adds 1 to pair[0] and bytes to pair[1] (a count and its bytes), one
- * thread: two scalar adds (merged into one vector add, what the compiler
- * does unasked where nothing follows, they cost five more instructions). */
-static inline void ob1x_mon_add_pair(uint64_t pair[2], size_t bytes)
+/* Adds one (1, or a count's unit where it shares its word) to pair[0]
+ * and bytes to pair[1] (a count and its bytes), one thread: two scalar
+ * adds (merged into one vector add, what the compiler does unasked where
+ * nothing follows, they cost five more instructions). */
+static inline void ob1x_mon_add_pair(uint64_t pair[2], uint64_t one, size_t bytes)
 {
-    pair[0] += 1;
+    pair[0] += one;
     __asm__ __volatile__("" ::: "memory");
     pair[1] += bytes;
 }
@@ -286,7 +297,7 @@ static inline void ob1x_mon_add_msg(uint64_t *count, size_t bytes, uint64_t *bin
         }
         return;
     }
-    ob1x_mon_add_pair(count, bytes);
+    ob1x_mon_add_pair(count, 1, bytes);
     if (NULL != bin) {
         *bin += 1;
     }
@@ -315,6 +326,15 @@ static inline void ob1x_mon_count_recvs(ob1x_mon_counts_t *c, uint64_t n, uint64
 {
     c->recv_count += n;
     c->recv_bytes += bytes;
+}
+
+/* n messages of `bytes` bytes in all, all of histogram bin `bin`, sent to
+ * the peer whose counters are c, external tags: for a settle function. */
+static inline void ob1x_mon_count_sends(ob1x_mon_counts_t *c, uint64_t n, uint64_t bytes, int bin)
+{
+    c->pml_count += n;
+    c->pml_bytes += bytes;
+    c->hist[bin] += n;
 }
 
 /* Copies the counts of world rank peer into *out (zeros for a peer never

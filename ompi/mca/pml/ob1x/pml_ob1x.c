@@ -229,6 +229,8 @@ void ob1x_monitoring_fini(void)
         ob1x_mon_set_settle(NULL);
         ob1x_mon_set_pml_records_itself(false);
         ob1x_mon_finalize();
+        ob1x_mon_set_state_mirror(NULL);
+        ob1x_monitor_state = OB1X_MON_OFF;
     }
 }
 
@@ -242,6 +244,7 @@ int ob1x_enable(bool enable)
             monitoring_held = true;
             ob1x_mon_set_pml_records_itself(true);
             ob1x_mon_set_settle(ob1x_monitor_settle);
+            ob1x_mon_set_state_mirror(&ob1x_monitor_state);
         }
     }
     return OMPI_SUCCESS;

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "pml_ob1x.h"
@@ -89,8 +90,7 @@ static ob1x_proc_t *proc_state_add(struct ompi_proc_t *proc, ob1x_proc_t *op)
     } else if (OPAL_SUCCESS ==
                opal_hash_table_get_value_uint64(proc_table, proc_key(proc), &there)) {
         op = (ob1x_proc_t *) there;
-    } else if (OPAL_SUCCESS !=
-               opal_hash_table_set_value_uint64(proc_table, proc_key(proc), op)) {
+    } else if (OPAL_SUCCESS != opal_hash_table_set_value_uint64(proc_table, proc_key(proc), op)) {
         op = NULL;
     }
     OPAL_THREAD_UNLOCK(&proc_table_lock);
@@ -146,9 +146,8 @@ struct mca_bml_base_endpoint_t *ob1x_peer_resolve(struct ompi_communicator_t *co
         return NULL;
     }
     /* Several threads may resolve at once; they write the same values. */
-    peer->proc = proc;
     peer->oproc = op;
-    opal_atomic_wmb(); /* proc and oproc before endpoint: readers test endpoint */
+    opal_atomic_wmb(); /* oproc before endpoint: readers test endpoint */
     peer->endpoint = ep;
     return ep;
 }
@@ -256,15 +255,17 @@ int ob1x_add_comm(struct ompi_communicator_t *comm)
 {
     int n = comm->c_remote_group->grp_proc_count;
     ob1x_comm_t *oc;
+    size_t size;
 
     if (comm->c_contextid > OB1X_MAX_CONTEXTID) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     (void) ob1x_cuda_check(); /* CUDA loaded since MPI_Init? */
-    oc = calloc(1, sizeof(*oc) + (size_t) n * sizeof(ob1x_comm_peer_t));
-    if (NULL == oc) {
+    size = sizeof(*oc) + (size_t) n * sizeof(ob1x_comm_peer_t);
+    if (0 != posix_memalign((void **) &oc, 64, size)) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    memset(oc, 0, size);
     OBJ_CONSTRUCT(&oc->lock, opal_mutex_t);
     OBJ_CONSTRUCT(&oc->wildcard, opal_list_t);
     oc->num_peers = n;

@@ -29,24 +29,29 @@ struct ob1x_mon_counts;
 
 typedef struct ob1x_comm_peer {
     /* Where sends to this peer go, resolved on first use (ob1x_peer_resolve);
-     * `endpoint` is published last, so non-NULL means all three are set. */
+     * `endpoint` is published last, so non-NULL means both are set. The
+     * peer's ompi_proc_t is oproc->proc. */
     struct mca_bml_base_endpoint_t *volatile endpoint;
-    struct ompi_proc_t *proc;
     struct ob1x_proc *oproc;
     volatile int32_t send_seq; /* next sequence number we send to this peer (low 16 bits) */
     uint16_t expected_seq;     /* next sequence number we accept from this peer */
-    int tombstones;            /* cancelled-message markers waiting in out_of_order */
+    /* Cancelled-message markers waiting in out_of_order: at most one per
+     * 16-bit sequence number ahead of expected_seq. */
+    uint16_t tombstones;
     /* The monitoring engine's counters of the peer's process, found at the
-     * first message recorded (pml_ob1x_monitor.c): beside what a send and
-     * a match already read, so that a record costs one more load. */
+     * first message recorded (pml_ob1x_monitor.c). */
     struct ob1x_mon_counts *mon;
-    /* Messages (external tags, one thread) matched from the peer and their
-     * bytes ([0], [1]), not yet added to `mon`: two adds per receive, handed
-     * to the engine before it reads (ob1x_monitor_settle). */
+    /* Monitoring's staging (external tags, one thread), on the line a send
+     * and a match touch anyway, so that a record adds no cache line: the
+     * messages matched from the peer and their bytes (rx[0], rx[1]); the
+     * messages sent to it, all of one histogram bin, and their bytes
+     * (tx[0] = count << 8 | bin, tx[1]). Handed to `mon` before the engine
+     * reads (ob1x_monitor_settle) and, for tx, when the bin changes. */
     uint64_t rx[2];
-    opal_list_t specific;      /* posted receives naming this peer, in posting order */
-    opal_list_t unexpected;    /* in-sequence fragments nobody has matched yet */
-    opal_list_t out_of_order;  /* fragments ahead of expected_seq, sorted by sequence */
+    uint64_t tx[2];
+    opal_list_t specific;     /* posted receives naming this peer, in posting order */
+    opal_list_t unexpected;   /* in-sequence fragments nobody has matched yet */
+    opal_list_t out_of_order; /* fragments ahead of expected_seq, sorted by sequence */
 } ob1x_comm_peer_t;
 
 typedef struct ob1x_comm {
@@ -59,7 +64,10 @@ typedef struct ob1x_comm {
     opal_list_item_t held_item;       /* on mca_pml_ob1x.held_comms while held */
     struct ompi_communicator_t *comm; /* the communicator, for the release */
     uint64_t held_until_us;           /* when the hold ends (monotonic clock) */
-    ob1x_comm_peer_t peers[];         /* indexed by rank in the remote group */
+    /* Indexed by rank in the remote group; each slot starts a cache line
+     * (ob1x_add_comm allocates aligned), so that the fields a send or a
+     * match reads (the slot's first 64 bytes) lie on one line. */
+    ob1x_comm_peer_t peers[] __attribute__((aligned(64)));
 } ob1x_comm_t;
 
 /* Per peer process (not per communicator): receiver-congestion state. */
@@ -70,12 +78,12 @@ typedef struct ob1x_proc {
      * behind them instead of overtaking, which would make the peer hold
      * every message that overtook in its out-of-order queue. */
     volatile int32_t starts_queued;
+    struct ompi_proc_t *proc;   /* beside what a send reads (starts_queued) */
     uint64_t flow_gen_seen;     /* newest FLOW generation received from the peer */
     uint64_t flow_gen_sent;     /* generation of the last FLOW we sent to the peer */
     bool xoff_sent;             /* we told the peer we are congested */
     bool cuda_warmed;           /* a device buffer was offered to its device-get BTL */
     opal_list_item_t xoff_item; /* on the list of peers told so */
-    struct ompi_proc_t *proc;
     /* Its BTLs as the RDMA protocols see them (pml_ob1x_rdma.h), made on
      * first use. */
     struct ob1x_rdma_peer *rdma;
@@ -101,7 +109,7 @@ static inline int ob1x_peer_draw_seq(ob1x_comm_peer_t *peer)
     return OPAL_THREAD_FETCH_ADD32(&peer->send_seq, 1);
 }
 
-/* Fill peer->proc/oproc/endpoint; returns the endpoint, NULL if unreachable. */
+/* Fill peer->oproc/endpoint; returns the endpoint, NULL if unreachable. */
 struct mca_bml_base_endpoint_t *ob1x_peer_resolve(struct ompi_communicator_t *comm, int rank);
 
 /* The destination of a send: one load once resolved. */

@@ -262,7 +262,7 @@ device_rget_reg(const void *buf, size_t count, struct ompi_datatype_t *dtype,
     mca_bml_base_btl_t *eager, *b;
     mca_btl_base_registration_handle_t *h;
     size_t size = dtype->super.size * count;
-    bool local = OPAL_PROC_ON_LOCAL_NODE(peer->proc->super.proc_flags);
+    bool local = OPAL_PROC_ON_LOCAL_NODE(peer->oproc->proc->super.proc_flags);
 
     if (OPAL_UNLIKELY(local && NULL != peer->oproc && !peer->oproc->cuda_warmed)) {
         device_warm(buf, count, dtype, peer);
@@ -273,14 +273,14 @@ device_rget_reg(const void *buf, size_t count, struct ompi_datatype_t *dtype,
     }
     if (!opal_datatype_is_contiguous_memory_layout(&dtype->super, (int32_t) count)) {
         if (local) {
-            warn_staged(WHY_NONCONTIG, peer->proc);
+            warn_staged(WHY_NONCONTIG, peer->oproc->proc);
         }
         return NULL;
     }
     b = device_get_btl(ep);
     if (NULL == b) {
         if (local) {
-            warn_staged(WHY_NO_DEVICE_BTL, peer->proc);
+            warn_staged(WHY_NO_DEVICE_BTL, peer->oproc->proc);
         }
         return NULL;
     }

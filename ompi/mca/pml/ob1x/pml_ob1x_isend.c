@@ -242,8 +242,8 @@ send_requestless(const send_args_t *a, ompi_request_t **request, send_choice_t *
                         (uint16_t) choice->seq, a->comm->c_my_rank, a->tag);
 
     conv = conv_take(&mine);
-    opal_convertor_copy_and_prepare_for_send(peer->proc->super.proc_convertor, &a->dtype->super,
-                                             a->count, a->buf, 0, conv);
+    opal_convertor_copy_and_prepare_for_send(peer->oproc->proc->super.proc_convertor,
+                                             &a->dtype->super, a->count, a->buf, 0, conv);
     rc = OMPI_ERR_NOT_AVAILABLE;
     if (OB1X_PROTO_EAGER_IMMEDIATE == choice->proto) {
         rc = send_immediate(choice->bml_btl, conv, &hdr, size, request);
@@ -303,8 +303,8 @@ send_request_begin(const void *buf, size_t count, struct ompi_datatype_t *dtype,
     return rc;
 }
 
-static inline __opal_attribute_always_inline__ int
-isend_body(const send_args_t *a, struct ompi_request_t **request)
+static inline __opal_attribute_always_inline__ int isend_body(const send_args_t *a,
+                                                              struct ompi_request_t **request)
 {
     ob1x_send_request_t *req = NULL;
     send_choice_t choice;
@@ -329,8 +329,9 @@ isend_body(const send_args_t *a, struct ompi_request_t **request)
  * the round trip of a ping-pong. */
 static inline void monitor_posted(const send_args_t *a)
 {
-    if (ob1x_mon_is_on()) {
-        ob1x_monitor_msg(a->comm, a->dst, a->dtype->super.size * a->count, a->tag, true);
+    if (ob1x_monitor_on()) {
+        ob1x_monitor_send(&ob1x_comm_of(a->comm)->peers[a->dst], a->comm, a->dst,
+                          a->dtype->super.size * a->count, a->tag);
     }
 }
 

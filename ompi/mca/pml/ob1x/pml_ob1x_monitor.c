@@ -7,10 +7,13 @@
  * The engine's counters of a peer are found once per communicator peer,
  * through the communicator's group and the engine's table (tens of
  * instructions), and their address kept in the communicator's peer slot:
- * a send then costs one load, a branch and a few adds. A receive adds its
- * message and bytes to the sender's slot (pml_ob1x_recvreq.h), handed to
- * the engine before it reads, dumps or resets (ob1x_monitor_settle) and
- * when the communicator goes.
+ * the records that cannot be staged then cost one load, a branch and a few
+ * adds. A receive adds its message and bytes to the sender's slot
+ * (pml_ob1x_recvreq.h), a send its message and bytes to the receiver's
+ * while its size falls in the same histogram bin as the sends staged
+ * there (pml_ob1x_monitor.h); both are handed to the engine before it
+ * reads, dumps or resets (ob1x_monitor_settle) and when the communicator
+ * goes.
  */
 #include "ompi_config.h"
 
@@ -18,18 +21,62 @@
 #include "pml_ob1x_comm.h"
 #include "pml_ob1x_monitor.h"
 
-/* First message with this peer on this communicator: find, keep, count. */
-void ob1x_monitor_first(ompi_communicator_t *comm, int rank, size_t bytes, int tag, bool sent)
+int ob1x_monitor_state = OB1X_MON_OFF;
+
+/* The counters of rank's process (in comm's remote group), found at
+ * first use and kept in the peer slot; NULL when out of memory. */
+static ob1x_mon_counts_t *peer_counts(ompi_communicator_t *comm, int rank)
 {
-    ob1x_mon_counts_t *c =
-        ob1x_mon_peer_counters(ompi_group_get_proc_name(comm->c_remote_group, rank));
+    ob1x_comm_peer_t *peer = &ob1x_comm_of(comm)->peers[rank];
+    ob1x_mon_counts_t *c = ob1x_monitor_counts(peer);
 
     if (NULL == c) {
+        c = ob1x_mon_peer_counters(ompi_group_get_proc_name(comm->c_remote_group, rank));
+        if (NULL != c) {
+            /* Any thread finding them finds the same address: no lock needed. */
+            __atomic_store_n(&peer->mon, c, __ATOMIC_RELEASE);
+        }
+    }
+    return c;
+}
+
+void ob1x_monitor_first(ompi_communicator_t *comm, int rank, size_t bytes, int tag, bool sent)
+{
+    ob1x_mon_counts_t *c = peer_counts(comm, rank);
+
+    if (NULL != c) {
+        ob1x_monitor_count(c, bytes, tag, sent);
+    }
+}
+
+/* Hands the sends staged in the slot to c; the bin stays. */
+static void settle_tx(ob1x_comm_peer_t *peer, ob1x_mon_counts_t *c)
+{
+    uint64_t n = peer->tx[0] / OB1X_MON_TX_ONE;
+
+    if (0 != n) {
+        ob1x_mon_count_sends(c, n, peer->tx[1], (int) (peer->tx[0] & OB1X_MON_TX_BIN));
+    }
+    peer->tx[0] &= OB1X_MON_TX_BIN;
+    peer->tx[1] = 0;
+}
+
+void ob1x_monitor_send_other(ompi_communicator_t *comm, int rank, size_t bytes, int tag)
+{
+    ob1x_comm_peer_t *peer = &ob1x_comm_of(comm)->peers[rank];
+    ob1x_mon_counts_t *c;
+
+    if (!ob1x_monitor_can_stage(tag)) {
+        ob1x_monitor_msg(comm, rank, bytes, tag, true);
         return;
     }
-    /* Any thread finding them finds the same address: no lock needed. */
-    __atomic_store_n(&ob1x_comm_of(comm)->peers[rank].mon, c, __ATOMIC_RELEASE);
-    ob1x_monitor_count(c, bytes, tag, sent);
+    if (NULL == (c = peer_counts(comm, rank))) {
+        return; /* out of memory: not counted, as a first message would not be */
+    }
+    /* Another size class: the staged ones go, this one starts a stage. */
+    settle_tx(peer, c);
+    peer->tx[0] = OB1X_MON_TX_ONE | (uint64_t) ob1x_mon_hist_bin(bytes);
+    peer->tx[1] = bytes;
 }
 
 void ob1x_monitor_settle_comm(ompi_communicator_t *comm)
@@ -40,18 +87,15 @@ void ob1x_monitor_settle_comm(ompi_communicator_t *comm)
         ob1x_comm_peer_t *peer = &oc->peers[i];
         ob1x_mon_counts_t *c;
 
-        if (0 == peer->rx[0]) {
+        if (0 == peer->rx[0] && peer->tx[0] < OB1X_MON_TX_ONE) {
             continue;
         }
-        if (NULL == (c = ob1x_monitor_counts(peer))) {
-            c = ob1x_mon_peer_counters(ompi_group_get_proc_name(comm->c_remote_group, i));
-            if (NULL == c) {
-                continue; /* out of memory: kept for the next try */
-            }
-            __atomic_store_n(&peer->mon, c, __ATOMIC_RELEASE);
+        if (NULL == (c = peer_counts(comm, i))) {
+            continue; /* out of memory: kept for the next try */
         }
         ob1x_mon_count_recvs(c, peer->rx[0], peer->rx[1]);
         peer->rx[0] = peer->rx[1] = 0;
+        settle_tx(peer, c);
     }
 }
 

@@ -5,7 +5,7 @@
  * (pml_monitoring_enable) from ob1x's own send, start and receive paths.
  *
  * Each communicator's peer slot keeps the address of the engine's counters
- * of its process (pml_ob1x_monitor.c). Callers test ob1x_mon_is_on() first.
+ * of its process (pml_ob1x_monitor.c). Callers test ob1x_monitor_on() first.
  */
 #ifndef PML_OB1X_MONITOR_H
 #define PML_OB1X_MONITOR_H
@@ -18,6 +18,16 @@
 #include "pml_ob1x_comm.h"
 
 BEGIN_C_DECLS
+
+/* ob1x_mon_state as the engine keeps it here (ob1x_mon_set_state_mirror),
+ * from ob1x's enable to its finalize: one load per test. */
+extern int ob1x_monitor_state __attribute__((visibility("hidden")));
+
+/* True when messages are being recorded now. */
+static inline bool ob1x_monitor_on(void)
+{
+    return __builtin_expect(0 != ob1x_monitor_state, 0);
+}
 
 /* First message recorded with this peer on this communicator: finds its
  * counters (out of line), then counts it as sent or received. */
@@ -58,20 +68,44 @@ static inline void ob1x_monitor_msg(struct ompi_communicator_t *comm, int rank, 
     }
 }
 
-/* Whether a receive with tag can be staged in the sender's slot: one
- * thread (no atomics), external tag (internal ones may be counted apart). */
+/* Whether a message with tag can be staged in the peer's slot: one thread
+ * (no atomics), external tag (internal ones may be counted apart). Both
+ * are sign bits (OB1X_MON_THREADS): one or, one test. */
 static inline bool ob1x_monitor_can_stage(int tag)
 {
-    return tag >= 0 && !(ob1x_mon_state & OB1X_MON_THREADS);
+    return (tag | ob1x_monitor_state) >= 0;
 }
 
 /* One receive of `bytes` staged in the sender's slot. */
 static inline void ob1x_monitor_stage(ob1x_comm_peer_t *peer, size_t bytes)
 {
-    ob1x_mon_add_pair(peer->rx, bytes);
+    ob1x_mon_add_pair(peer->rx, 1, bytes);
 }
 
-/* Hands the staged receive counts of every communicator to the engine
+/* tx[0] of a peer slot: the staged sends' count above OB1X_MON_TX_BIN. */
+#define OB1X_MON_TX_BIN 0xffu
+#define OB1X_MON_TX_ONE 0x100u
+
+/* A send the inline record could not stage (another tag class, threads,
+ * another size bin than the staged sends'), out of line. */
+void ob1x_monitor_send_other(struct ompi_communicator_t *comm, int rank, size_t bytes, int tag);
+
+/* One message of `bytes` packed bytes with tag sent to rank (in comm's
+ * remote group), whose slot is peer. In a stream of one size class this is a few adds on the
+ * slot's first line, which the send has just read: no line of the
+ * engine's is touched until it reads. */
+static inline void ob1x_monitor_send(ob1x_comm_peer_t *peer, struct ompi_communicator_t *comm,
+                                     int rank, size_t bytes, int tag)
+{
+    if (OPAL_LIKELY(ob1x_monitor_can_stage(tag) &&
+                    (peer->tx[0] & OB1X_MON_TX_BIN) == (uint64_t) ob1x_mon_hist_bin(bytes))) {
+        ob1x_mon_add_pair(peer->tx, OB1X_MON_TX_ONE, bytes);
+    } else {
+        ob1x_monitor_send_other(comm, rank, bytes, tag);
+    }
+}
+
+/* Hands the staged counts of every communicator to the engine
  * (registered with ob1x_mon_set_settle), or those of one communicator
  * before it goes. */
 void ob1x_monitor_settle(void);

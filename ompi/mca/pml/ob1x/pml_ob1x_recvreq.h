@@ -135,7 +135,7 @@ static inline void ob1x_recv_request_matched(ob1x_recv_request_t *req, const ob1
         /* payload for the host copy (a device RGET decides in recv_rget) */
         ob1x_cuda_recv_stage(req);
     }
-    if (ob1x_mon_is_on()) {
+    if (ob1x_monitor_on()) {
         /* inline only the common case, staged in the sender's slot: the
          * fewer values it keeps live, the less it costs with recording off */
         if (OPAL_LIKELY(ob1x_monitor_can_stage(hdr->tag))) {

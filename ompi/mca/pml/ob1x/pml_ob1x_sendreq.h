@@ -203,7 +203,7 @@ ob1x_send_request_create(const void *buf, size_t count, struct ompi_datatype_t *
     }
     req->endpoint = peer->endpoint;
     req->oproc = peer->oproc;
-    req->base.req_base.req_proc = peer->proc;
+    req->base.req_base.req_proc = peer->oproc->proc;
     MCA_PML_BASE_SEND_REQUEST_INIT(&req->base, buf, count, dtype, dst, tag, comm, mode, persistent,
                                    0);
     req->convertor_on_copy = false;

@@ -40,7 +40,8 @@ static __opal_attribute_noinline__ void monitor_start(const ob1x_send_request_t 
 {
     const mca_pml_base_request_t *b = &req->base.req_base;
 
-    ob1x_monitor_msg(b->req_comm, b->req_peer, req->base.req_bytes_packed, b->req_tag, true);
+    ob1x_monitor_send(&ob1x_comm_of(b->req_comm)->peers[b->req_peer], b->req_comm, b->req_peer,
+                      req->base.req_bytes_packed, b->req_tag);
 }
 
 static int start_send(ompi_request_t **slot)
@@ -55,7 +56,7 @@ static int start_send(ompi_request_t **slot)
         }
         req = (ob1x_send_request_t *) *slot;
     }
-    if (ob1x_mon_is_on()) {
+    if (ob1x_monitor_on()) {
         monitor_start(req);
     }
     rc = OMPI_SUCCESS;

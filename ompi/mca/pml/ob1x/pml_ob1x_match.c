@@ -228,8 +228,7 @@ void ob1x_match_incoming(ob1x_comm_t *oc, struct ompi_communicator_t *comm, cons
     OPAL_THREAD_UNLOCK(&oc->lock);
 
     if (NULL != req) {
-        ob1x_recv_request_deliver(req, hdr, (const unsigned char *) segs[0].seg_addr.pval + hdr_len,
-                                  segs[0].seg_len - hdr_len, segs + 1, nsegs - 1);
+        ob1x_recv_request_deliver(req, peer, hdr, segs, nsegs, hdr_len);
     }
     if (OPAL_UNLIKELY(NULL != out.head)) {
         deliver_all(&out);

@@ -256,17 +256,20 @@ unsigned char *ob1x_recv_request_contig_base(ob1x_recv_request_t *req)
     return (unsigned char *) base;
 }
 
-void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
-                               const unsigned char *data, size_t data_len,
-                               const mca_btl_base_segment_t *more, size_t nmore)
+void ob1x_recv_request_deliver(ob1x_recv_request_t *req, ob1x_comm_peer_t *peer,
+                               const ob1x_hdr_t *hdr, const mca_btl_base_segment_t *segs,
+                               size_t nsegs, size_t hdr_len)
 {
+    const unsigned char *data = (const unsigned char *) segs[0].seg_addr.pval + hdr_len;
+    size_t data_len = segs[0].seg_len - hdr_len, nmore = nsegs - 1;
+    const mca_btl_base_segment_t *more = segs + 1;
     struct iovec iov[MCA_BTL_DES_MAX_SEGMENTS + 1];
     uint32_t n;
     size_t payload = 0, total;
 
     if (OPAL_LIKELY(0 == nmore && OB1X_HDR_MATCH == hdr->common.type)) {
         /* The common eager case: one piece, no accounting against FRAGs. */
-        ob1x_recv_request_matched(req, &hdr->match, data_len);
+        ob1x_recv_request_matched(req, peer, &hdr->match, data_len);
         if (data_len > 0 && req->capacity > 0) {
             iov[0].iov_base = (void *) data;
             iov[0].iov_len = data_len;
@@ -281,7 +284,7 @@ void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
         payload += iov[i].iov_len;
     }
     if (OB1X_HDR_MATCH == hdr->common.type) {
-        ob1x_recv_request_matched(req, &hdr->match, payload);
+        ob1x_recv_request_matched(req, peer, &hdr->match, payload);
         if (payload > 0 && req->capacity > 0) {
             /* The whole message in one go: no early pieces to consider. */
             ob1x_convertor_unpack(&req->base.req_base.req_convertor, iov, n);
@@ -291,7 +294,7 @@ void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
         return;
     }
     total = (size_t) hdr->rndv.msg_length;
-    ob1x_recv_request_matched(req, &hdr->match, total);
+    ob1x_recv_request_matched(req, peer, &hdr->match, total);
     req->src_req = hdr->rndv.src_req;
     req->src = ompi_comm_peer_lookup(req->base.req_base.req_comm, hdr->match.src);
     if (OB1X_HDR_RGET == hdr->common.type) {
@@ -329,7 +332,13 @@ void ob1x_recv_request_monitor(const ob1x_recv_request_t *req, const ob1x_hdr_ma
 
 void ob1x_recv_request_deliver_frag(ob1x_recv_request_t *req, ob1x_recv_frag_t *frag)
 {
-    ob1x_recv_request_deliver(req, &frag->hdr, frag->data, frag->data_len, NULL, 0);
+    mca_btl_base_segment_t seg;
+
+    seg.seg_addr.pval = frag->data;
+    seg.seg_len = frag->data_len;
+    ob1x_recv_request_deliver(
+        req, &ob1x_comm_of(req->base.req_base.req_comm)->peers[frag->hdr.match.src], &frag->hdr,
+        &seg, 1, 0);
     ob1x_recv_frag_release(frag);
 }
 

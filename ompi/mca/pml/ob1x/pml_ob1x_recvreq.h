@@ -41,9 +41,9 @@ typedef struct ob1x_recv_request {
     size_t put_cursor;        /* next byte to offer for a PUT */
     size_t put_end;           /* end of the bytes that go by PUTs */
     int puts_in_flight;
-    int put_btls;                                /* BTLs the pieces go over */
-    size_t put_bytes[OB1X_MAX_RDMA_BTLS];        /* bytes offered per BTL, for the shares */
-    ob1x_reg_t *piece_reg[OB1X_RECV_PUT_DEPTH];  /* pipeline pieces' registrations */
+    int put_btls;                               /* BTLs the pieces go over */
+    size_t put_bytes[OB1X_MAX_RDMA_BTLS];       /* bytes offered per BTL, for the shares */
+    ob1x_reg_t *piece_reg[OB1X_RECV_PUT_DEPTH]; /* pipeline pieces' registrations */
     bool piece_busy[OB1X_RECV_PUT_DEPTH];
     /* A device (CUDA) receive buffer (pml_ob1x_cuda.c): the user's address
      * (NULL for host buffers), the host copy the message is received into
@@ -62,7 +62,7 @@ typedef struct ob1x_recv_request {
     int cuda_back_n;
     struct ob1x_cuda_range {
         size_t offset, length;
-    } *cuda_back;
+    } * cuda_back;
     /* The copies of the host copy's pieces to the device, each started
      * once its bytes have arrived (NULL: one copy at completion). */
     struct ob1x_cuda_pieces *cuda_pieces;
@@ -85,10 +85,13 @@ void ob1x_recv_request_start(ob1x_recv_request_t *req);
 /* Match a fragment taken from the unexpected queue (imrecv / posting). */
 void ob1x_recv_request_deliver_frag(ob1x_recv_request_t *req, ob1x_recv_frag_t *frag);
 
-/* Deliver the first fragment (MATCH or RNDV) straight from the BTL. */
-void ob1x_recv_request_deliver(ob1x_recv_request_t *req, const ob1x_hdr_t *hdr,
-                               const unsigned char *data, size_t data_len,
-                               const mca_btl_base_segment_t *more_segs, size_t nmore);
+/* Deliver the first fragment (MATCH or RNDV) straight from the BTL: the
+ * header hdr, then the payload from hdr_len bytes into segs[0] and in the
+ * other segments. peer is the sender's slot in the request's
+ * communicator (six arguments: all in registers). */
+void ob1x_recv_request_deliver(ob1x_recv_request_t *req, ob1x_comm_peer_t *peer,
+                               const ob1x_hdr_t *hdr, const mca_btl_base_segment_t *segs,
+                               size_t nsegs, size_t hdr_len);
 
 /* A FRAG for this request arrived. */
 void ob1x_recv_request_frag(ob1x_recv_request_t *req, const ob1x_hdr_frag_t *hdr,
@@ -123,8 +126,8 @@ void ob1x_recv_request_monitor(const ob1x_recv_request_t *req, const ob1x_hdr_ma
                                size_t msg_length);
 
 /* Set the fields of the status that matching decides. */
-static inline void ob1x_recv_request_matched(ob1x_recv_request_t *req, const ob1x_hdr_match_t *hdr,
-                                             size_t msg_length)
+static inline void ob1x_recv_request_matched(ob1x_recv_request_t *req, ob1x_comm_peer_t *peer,
+                                             const ob1x_hdr_match_t *hdr, size_t msg_length)
 {
     req->base.req_base.req_ompi.req_status.MPI_SOURCE = hdr->src;
     req->base.req_base.req_ompi.req_status.MPI_TAG = hdr->tag;
@@ -139,8 +142,7 @@ static inline void ob1x_recv_request_matched(ob1x_recv_request_t *req, const ob1
         /* inline only the common case, staged in the sender's slot: the
          * fewer values it keeps live, the less it costs with recording off */
         if (OPAL_LIKELY(ob1x_monitor_can_stage(hdr->tag))) {
-            ob1x_monitor_stage(&ob1x_comm_of(req->base.req_base.req_comm)->peers[hdr->src],
-                               msg_length);
+            ob1x_monitor_stage(peer, msg_length);
         } else {
             ob1x_recv_request_monitor(req, hdr, msg_length);
         }

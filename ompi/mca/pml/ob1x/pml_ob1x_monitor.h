@@ -98,7 +98,8 @@ static inline void ob1x_monitor_send(ob1x_comm_peer_t *peer, struct ompi_communi
                                      int rank, size_t bytes, int tag)
 {
     if (OPAL_LIKELY(ob1x_monitor_can_stage(tag) &&
-                    (peer->tx[0] & OB1X_MON_TX_BIN) == (uint64_t) ob1x_mon_hist_bin(bytes))) {
+                    (uint32_t) (peer->tx[0] & OB1X_MON_TX_BIN) ==
+                        (uint32_t) ob1x_mon_hist_bin(bytes))) {
         ob1x_mon_add_pair(peer->tx, OB1X_MON_TX_ONE, bytes);
     } else {
         ob1x_monitor_send_other(comm, rank, bytes, tag);

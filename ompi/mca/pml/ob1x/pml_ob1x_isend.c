@@ -330,8 +330,7 @@ static inline __opal_attribute_always_inline__ int isend_body(const send_args_t 
 static inline void monitor_posted(const send_args_t *a)
 {
     if (ob1x_monitor_on()) {
-        ob1x_monitor_send(&ob1x_comm_of(a->comm)->peers[a->dst], a->comm, a->dst,
-                          a->dtype->super.size * a->count, a->tag);
+        ob1x_monitor_send(a->comm, a->dst, a->dtype->super.size * a->count, a->tag);
     }
 }
 

@@ -91,16 +91,18 @@ static inline void ob1x_monitor_stage(ob1x_comm_peer_t *peer, size_t bytes)
 void ob1x_monitor_send_other(struct ompi_communicator_t *comm, int rank, size_t bytes, int tag);
 
 /* One message of `bytes` packed bytes with tag sent to rank (in comm's
- * remote group), whose slot is peer. In a stream of one size class this is a few adds on the
- * slot's first line, which the send has just read: no line of the
- * engine's is touched until it reads. */
-static inline void ob1x_monitor_send(ob1x_comm_peer_t *peer, struct ompi_communicator_t *comm,
-                                     int rank, size_t bytes, int tag)
+ * remote group). In a stream of one size class this is a few adds on the
+ * first line of the peer's slot, which the send has just read: no line of
+ * the engine's is touched until it reads. */
+static inline void ob1x_monitor_send(struct ompi_communicator_t *comm, int rank, size_t bytes,
+                                     int tag)
 {
+    /* one address for the load and the adds (the slot's would be a second) */
+    uint64_t *tx = ob1x_comm_of(comm)->peers[rank].tx;
+
     if (OPAL_LIKELY(ob1x_monitor_can_stage(tag) &&
-                    (uint32_t) (peer->tx[0] & OB1X_MON_TX_BIN) ==
-                        (uint32_t) ob1x_mon_hist_bin(bytes))) {
-        ob1x_mon_add_pair(peer->tx, OB1X_MON_TX_ONE, bytes);
+                    (uint32_t) (tx[0] & OB1X_MON_TX_BIN) == (uint32_t) ob1x_mon_hist_bin(bytes))) {
+        ob1x_mon_add_pair(tx, OB1X_MON_TX_ONE, bytes);
     } else {
         ob1x_monitor_send_other(comm, rank, bytes, tag);
     }

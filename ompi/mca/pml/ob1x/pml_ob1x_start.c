@@ -40,8 +40,7 @@ static __opal_attribute_noinline__ void monitor_start(const ob1x_send_request_t 
 {
     const mca_pml_base_request_t *b = &req->base.req_base;
 
-    ob1x_monitor_send(&ob1x_comm_of(b->req_comm)->peers[b->req_peer], b->req_comm, b->req_peer,
-                      req->base.req_bytes_packed, b->req_tag);
+    ob1x_monitor_send(b->req_comm, b->req_peer, req->base.req_bytes_packed, b->req_tag);
 }
 
 static int start_send(ompi_request_t **slot)

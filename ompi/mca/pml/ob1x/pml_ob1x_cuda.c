@@ -264,7 +264,7 @@ device_rget_reg(const void *buf, size_t count, struct ompi_datatype_t *dtype,
     size_t size = dtype->super.size * count;
     bool local = OPAL_PROC_ON_LOCAL_NODE(peer->oproc->proc->super.proc_flags);
 
-    if (OPAL_UNLIKELY(local && NULL != peer->oproc && !peer->oproc->cuda_warmed)) {
+    if (OPAL_UNLIKELY(local && !peer->oproc->cuda_warmed)) {
         device_warm(buf, count, dtype, peer);
     }
     eager = mca_bml_base_btl_array_get_index(&ep->btl_eager, 0);

@@ -155,9 +155,9 @@ void ob1x_mon_set_pml_records_itself(bool yes);
 bool ob1x_mon_pml_records_itself(void);
 
 /* A PML that keeps some counts of its own before handing them over
- * (pml/ob1x stages receive counts in its peer slots: two adds per message,
- * no lookup) registers the function that adds them to the engine's
- * counters (ob1x_mon_count_recvs). The engine calls it before every read
+ * (pml/ob1x stages receive and send counts in its peer slots: two adds per
+ * message, no lookup) registers the function that adds them to the
+ * engine's counters (ob1x_mon_count_recvs, ob1x_mon_count_sends). The engine calls it before every read
  * (MPI_T, ob1x_mon_get_counts), dump and reset. NULL unregisters. */
 typedef void (*ob1x_mon_settle_fn_t)(void);
 void ob1x_mon_set_settle(ob1x_mon_settle_fn_t fn);

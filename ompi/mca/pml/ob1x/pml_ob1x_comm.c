@@ -90,7 +90,8 @@ static ob1x_proc_t *proc_state_add(struct ompi_proc_t *proc, ob1x_proc_t *op)
     } else if (OPAL_SUCCESS ==
                opal_hash_table_get_value_uint64(proc_table, proc_key(proc), &there)) {
         op = (ob1x_proc_t *) there;
-    } else if (OPAL_SUCCESS != opal_hash_table_set_value_uint64(proc_table, proc_key(proc), op)) {
+    } else if (OPAL_SUCCESS !=
+               opal_hash_table_set_value_uint64(proc_table, proc_key(proc), op)) {
         op = NULL;
     }
     OPAL_THREAD_UNLOCK(&proc_table_lock);

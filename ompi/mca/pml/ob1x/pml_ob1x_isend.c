@@ -303,8 +303,8 @@ send_request_begin(const void *buf, size_t count, struct ompi_datatype_t *dtype,
     return rc;
 }
 
-static inline __opal_attribute_always_inline__ int isend_body(const send_args_t *a,
-                                                              struct ompi_request_t **request)
+static inline __opal_attribute_always_inline__ int
+isend_body(const send_args_t *a, struct ompi_request_t **request)
 {
     ob1x_send_request_t *req = NULL;
     send_choice_t choice;

@@ -28,7 +28,7 @@ int ob1x_monitor_state = OB1X_MON_OFF;
 static ob1x_mon_counts_t *peer_counts(ompi_communicator_t *comm, int rank)
 {
     ob1x_comm_peer_t *peer = &ob1x_comm_of(comm)->peers[rank];
-    ob1x_mon_counts_t *c = ob1x_monitor_counts(peer);
+    ob1x_mon_counts_t *c = __atomic_load_n(&peer->mon, __ATOMIC_ACQUIRE);
 
     if (NULL == c) {
         c = ob1x_mon_peer_counters(ompi_group_get_proc_name(comm->c_remote_group, rank));
@@ -40,12 +40,17 @@ static ob1x_mon_counts_t *peer_counts(ompi_communicator_t *comm, int rank)
     return c;
 }
 
-void ob1x_monitor_first(ompi_communicator_t *comm, int rank, size_t bytes, int tag, bool sent)
+void ob1x_monitor_msg(ompi_communicator_t *comm, int rank, size_t bytes, int tag, bool sent)
 {
     ob1x_mon_counts_t *c = peer_counts(comm, rank);
 
-    if (NULL != c) {
-        ob1x_monitor_count(c, bytes, tag, sent);
+    if (NULL == c) {
+        return; /* out of memory: not counted */
+    }
+    if (sent) {
+        ob1x_mon_count_send(c, bytes, tag);
+    } else {
+        ob1x_mon_count_recv(c, bytes, tag);
     }
 }
 
@@ -71,7 +76,7 @@ void ob1x_monitor_send_other(ompi_communicator_t *comm, int rank, size_t bytes, 
         return;
     }
     if (NULL == (c = peer_counts(comm, rank))) {
-        return; /* out of memory: not counted, as a first message would not be */
+        return; /* out of memory: not counted, as in ob1x_monitor_msg */
     }
     /* Another size class: the staged ones go, this one starts a stage. */
     settle_tx(peer, c);

@@ -29,44 +29,12 @@ static inline bool ob1x_monitor_on(void)
     return __builtin_expect(0 != ob1x_monitor_state, 0);
 }
 
-/* First message recorded with this peer on this communicator: finds its
- * counters (out of line), then counts it as sent or received. */
-void ob1x_monitor_first(struct ompi_communicator_t *comm, int rank, size_t bytes, int tag,
-                        bool sent);
-
-/* The counters of the peer's process, once found on this communicator;
- * else NULL (then ob1x_monitor_first). */
-static inline ob1x_mon_counts_t *ob1x_monitor_counts(ob1x_comm_peer_t *peer)
-{
-    return __atomic_load_n(&peer->mon, __ATOMIC_ACQUIRE);
-}
-
-/* One message of `bytes` packed bytes with tag, counted as sent to or
- * matched from (the receive side is beyond Open MPI's monitoring, which
- * counts only at the sender) the peer whose counters are c. Inline, with
- * `sent` a constant at each caller: the record is all that monitoring adds
- * to a message, and a call would be a third of it. */
-static inline void ob1x_monitor_count(ob1x_mon_counts_t *c, size_t bytes, int tag, bool sent)
-{
-    if (sent) {
-        ob1x_mon_count_send(c, bytes, tag);
-    } else {
-        ob1x_mon_count_recv(c, bytes, tag);
-    }
-}
-
-/* The same for rank (in comm's remote group), finding its counters. */
-static inline void ob1x_monitor_msg(struct ompi_communicator_t *comm, int rank, size_t bytes,
-                                    int tag, bool sent)
-{
-    ob1x_mon_counts_t *c = ob1x_monitor_counts(&ob1x_comm_of(comm)->peers[rank]);
-
-    if (OPAL_UNLIKELY(NULL == c)) {
-        ob1x_monitor_first(comm, rank, bytes, tag, sent);
-    } else {
-        ob1x_monitor_count(c, bytes, tag, sent);
-    }
-}
+/* One message of `bytes` packed bytes with tag, counted at once (out of
+ * line) as sent to or matched from (the receive side is beyond Open MPI's
+ * monitoring, which counts only at the sender) rank in comm's remote
+ * group: for the records that cannot be staged (internal tags, threads). */
+void ob1x_monitor_msg(struct ompi_communicator_t *comm, int rank, size_t bytes, int tag,
+                      bool sent);
 
 /* Whether a message with tag can be staged in the peer's slot: one thread
  * (no atomics), external tag (internal ones may be counted apart). Both
@@ -77,7 +45,7 @@ static inline bool ob1x_monitor_can_stage(int tag)
 }
 
 /* One receive of `bytes` staged in the sender's slot. */
-static inline void ob1x_monitor_stage(ob1x_comm_peer_t *peer, size_t bytes)
+static inline void ob1x_monitor_stage_recv(ob1x_comm_peer_t *peer, size_t bytes)
 {
     ob1x_mon_add_pair(peer->rx, 1, bytes);
 }

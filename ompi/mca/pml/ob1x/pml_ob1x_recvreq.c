@@ -324,8 +324,11 @@ void ob1x_recv_request_deliver(ob1x_recv_request_t *req, ob1x_comm_peer_t *peer,
     }
 }
 
-void ob1x_recv_request_monitor(const ob1x_recv_request_t *req, const ob1x_hdr_match_t *hdr,
-                               size_t msg_length)
+/* Kept out of deliver (noinline): inlined, its call's arguments cost the
+ * receive path registers, recording on or off. */
+__opal_attribute_noinline__ void
+ob1x_recv_request_monitor(const ob1x_recv_request_t *req, const ob1x_hdr_match_t *hdr,
+                          size_t msg_length)
 {
     ob1x_monitor_msg(req->base.req_base.req_comm, hdr->src, msg_length, hdr->tag, false);
 }

@@ -41,9 +41,9 @@ typedef struct ob1x_recv_request {
     size_t put_cursor;        /* next byte to offer for a PUT */
     size_t put_end;           /* end of the bytes that go by PUTs */
     int puts_in_flight;
-    int put_btls;                               /* BTLs the pieces go over */
-    size_t put_bytes[OB1X_MAX_RDMA_BTLS];       /* bytes offered per BTL, for the shares */
-    ob1x_reg_t *piece_reg[OB1X_RECV_PUT_DEPTH]; /* pipeline pieces' registrations */
+    int put_btls;                                /* BTLs the pieces go over */
+    size_t put_bytes[OB1X_MAX_RDMA_BTLS];        /* bytes offered per BTL, for the shares */
+    ob1x_reg_t *piece_reg[OB1X_RECV_PUT_DEPTH];  /* pipeline pieces' registrations */
     bool piece_busy[OB1X_RECV_PUT_DEPTH];
     /* A device (CUDA) receive buffer (pml_ob1x_cuda.c): the user's address
      * (NULL for host buffers), the host copy the message is received into
@@ -62,7 +62,7 @@ typedef struct ob1x_recv_request {
     int cuda_back_n;
     struct ob1x_cuda_range {
         size_t offset, length;
-    } * cuda_back;
+    } *cuda_back;
     /* The copies of the host copy's pieces to the device, each started
      * once its bytes have arrived (NULL: one copy at completion). */
     struct ob1x_cuda_pieces *cuda_pieces;
@@ -142,7 +142,7 @@ static inline void ob1x_recv_request_matched(ob1x_recv_request_t *req, ob1x_comm
         /* inline only the common case, staged in the sender's slot: the
          * fewer values it keeps live, the less it costs with recording off */
         if (OPAL_LIKELY(ob1x_monitor_can_stage(hdr->tag))) {
-            ob1x_monitor_stage(peer, msg_length);
+            ob1x_monitor_stage_recv(peer, msg_length);
         } else {
             ob1x_recv_request_monitor(req, hdr, msg_length);
         }

@@ -30,7 +30,8 @@ run() { # output-mode extra-args...
         >"$tmp/stdout" 2>"$tmp/stderr" || { cat "$tmp/stderr"; fail "job (output $mode) failed"; }
 }
 
-# The E line rank r must write: 5 x 1000 B + 2 x 16 B + 1 empty to its right,
+# The E line rank r must write: 1000, 600, 1000, 600 and 1000 B (all bin 10),
+# 2 x 16 B and 1 empty to its right,
 # histogram bin 0 = the empty one + the barrier's message to the right.
 e_line() {
     local r=$1 right=$(((r + 1) % np)) b0=1 hist=""
@@ -39,7 +40,7 @@ e_line() {
         case $j in 0) v=$b0 ;; 5) v=2 ;; 10) v=5 ;; *) v=0 ;; esac
         hist=$hist${hist:+,}$v
     done
-    printf 'E\t%d\t%d\t5032 bytes\t8 msgs sent\t%s\n' "$r" "$right" "$hist"
+    printf 'E\t%d\t%d\t4232 bytes\t8 msgs sent\t%s\n' "$r" "$right" "$hist"
 }
 
 # Every line has a stock shape; every rank's E line is exact.

@@ -94,8 +94,10 @@ void tmon_pattern(int with_barrier)
 
     memset(buf, t_rank, sizeof(buf));
     for (int r = 0; r < TMON_ROUNDS; ++r) {
-        T_MPI(MPI_Sendrecv(buf, TMON_BYTES, MPI_BYTE, right, TMON_TAG, in, TMON_BYTES, MPI_BYTE,
-                           left, TMON_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        int n = r % 2 ? TMON_BYTES_ODD : TMON_BYTES;
+
+        T_MPI(MPI_Sendrecv(buf, n, MPI_BYTE, right, TMON_TAG, in, n, MPI_BYTE, left, TMON_TAG,
+                           MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         T_CHECK(in[0] == (char) left, "ring data from %d wrong", left);
     }
     T_MPI(MPI_Send_init(buf, TMON_PBYTES, MPI_BYTE, right, TMON_PTAG, MPI_COMM_WORLD, &req));

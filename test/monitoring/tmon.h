@@ -15,7 +15,8 @@
 #include "../common/tpml.h"
 
 #define TMON_ROUNDS 5   /* ring rounds */
-#define TMON_BYTES 1000 /* bytes per ring message (histogram bin 10) */
+#define TMON_BYTES 1000 /* bytes per even ring round's message (histogram bin 10) */
+#define TMON_BYTES_ODD 600 /* per odd round's: the same bin, fewer bytes */
 #define TMON_PBYTES 16  /* persistent send, started twice (bin 5) */
 #define TMON_TAG 7
 #define TMON_PTAG 9
@@ -24,7 +25,9 @@
 
 /* Messages and bytes each process sends to its right neighbour (external tags). */
 #define TMON_EXT_COUNT (TMON_ROUNDS + 2 + 1)
-#define TMON_EXT_BYTES (TMON_ROUNDS * TMON_BYTES + 2 * TMON_PBYTES)
+#define TMON_RING_BYTES                                                                            \
+    ((TMON_ROUNDS + 1) / 2 * TMON_BYTES + TMON_ROUNDS / 2 * TMON_BYTES_ODD)
+#define TMON_EXT_BYTES (TMON_RING_BYTES + 2 * TMON_PBYTES)
 
 /* MPI_Init, then MPI_T, then a session. */
 void tmon_init(int *argc, char ***argv);
@@ -44,9 +47,10 @@ MPI_T_pvar_handle tmon_handle(const char *name, MPI_Comm comm, int *count);
 /* Reads a handle into values (count unsigned long long). */
 void tmon_read(MPI_T_pvar_handle h, unsigned long long *values);
 
-/* The pattern: TMON_ROUNDS ring messages of TMON_BYTES to the right (tag
- * TMON_TAG), a persistent send of TMON_PBYTES started twice (TMON_PTAG),
- * one empty message (TMON_ZTAG); then one MPI_Barrier (with coll basic:
+/* The pattern: TMON_ROUNDS ring messages to the right, of TMON_BYTES and
+ * TMON_BYTES_ODD bytes in turn (tag TMON_TAG), a persistent send of
+ * TMON_PBYTES started twice (TMON_PTAG), one empty message (TMON_ZTAG);
+ * then one MPI_Barrier (with coll basic:
  * linear, one empty internal-tag message from every rank to 0 and from 0 to
  * every rank). */
 void tmon_pattern(int with_barrier);

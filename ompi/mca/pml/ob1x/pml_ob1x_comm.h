@@ -43,10 +43,12 @@ typedef struct ob1x_comm_peer {
     struct ob1x_mon_counts *mon;
     /* Monitoring's staging (external tags, one thread), on the line a send
      * and a match touch anyway, so that a record adds no cache line: the
-     * messages matched from the peer and their bytes (rx[0], rx[1]); the
-     * messages sent to it, all of one histogram bin, and their bytes
-     * (tx[0] = count << 8 | bin, tx[1]). Handed to `mon` before the engine
-     * reads (ob1x_monitor_settle) and, for tx, when the bin changes. */
+     * messages matched from the peer and their bytes (rx[0], rx[1]); a run
+     * of tx[1] messages sent to it, each of tx[0] bytes (a send of another
+     * size of the same histogram bin joins the run, its bytes beyond tx[0]
+     * added to `mon` at once). A send of the run's size adds one to tx[1]
+     * and nothing else (pml_ob1x_monitor.h). Handed to `mon` before the
+     * engine reads (ob1x_monitor_settle) and, for tx, when the bin changes. */
     uint64_t rx[2];
     uint64_t tx[2];
     opal_list_t specific;     /* posted receives naming this peer, in posting order */

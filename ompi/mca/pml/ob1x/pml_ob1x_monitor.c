@@ -9,9 +9,9 @@
  * instructions), and their address kept in the communicator's peer slot:
  * the records that cannot be staged then cost one load, a branch and a few
  * adds. A receive adds its message and bytes to the sender's slot
- * (pml_ob1x_recvreq.h), a send its message and bytes to the receiver's
- * while its size falls in the same histogram bin as the sends staged
- * there (pml_ob1x_monitor.h); both are handed to the engine before it
+ * (pml_ob1x_recvreq.h), a send one message to the receiver's run of sends
+ * of its size (pml_ob1x_monitor.h), or of its histogram bin out of line;
+ * both are handed to the engine before it
  * reads, dumps or resets (ob1x_monitor_settle) and when the communicator
  * goes.
  */
@@ -54,15 +54,15 @@ void ob1x_monitor_msg(ompi_communicator_t *comm, int rank, size_t bytes, int tag
     }
 }
 
-/* Hands the sends staged in the slot to c; the bin stays. */
+/* Hands the run of sends staged in the slot to c; its size stays, so
+ * that the stream goes on staging inline. */
 static void settle_tx(ob1x_comm_peer_t *peer, ob1x_mon_counts_t *c)
 {
-    uint64_t n = peer->tx[0] / OB1X_MON_TX_ONE;
+    uint64_t n = peer->tx[1];
 
     if (0 != n) {
-        ob1x_mon_count_sends(c, n, peer->tx[1], (int) (peer->tx[0] & OB1X_MON_TX_BIN));
+        ob1x_mon_count_sends(c, n, n * peer->tx[0], ob1x_mon_hist_bin(peer->tx[0]));
     }
-    peer->tx[0] &= OB1X_MON_TX_BIN;
     peer->tx[1] = 0;
 }
 
@@ -70,6 +70,7 @@ void ob1x_monitor_send_other(ompi_communicator_t *comm, int rank, size_t bytes, 
 {
     ob1x_comm_peer_t *peer = &ob1x_comm_of(comm)->peers[rank];
     ob1x_mon_counts_t *c;
+    int bin = ob1x_mon_hist_bin(bytes);
 
     if (!ob1x_monitor_can_stage(tag)) {
         ob1x_monitor_msg(comm, rank, bytes, tag, true);
@@ -78,10 +79,18 @@ void ob1x_monitor_send_other(ompi_communicator_t *comm, int rank, size_t bytes, 
     if (NULL == (c = peer_counts(comm, rank))) {
         return; /* out of memory: not counted, as in ob1x_monitor_msg */
     }
-    /* Another size class: the staged ones go, this one starts a stage. */
+    if (0 != peer->tx[1] && bin == ob1x_mon_hist_bin(peer->tx[0])) {
+        /* Another size of the run's bin joins the run; the bytes it has
+         * beyond the run's size go to c now (unsigned: also when fewer),
+         * so that the run still hands over n * tx[0]. */
+        peer->tx[1] += 1;
+        ob1x_mon_count_sends(c, 0, bytes - peer->tx[0], bin);
+        return;
+    }
+    /* Another size class: the run goes, this send starts one. */
     settle_tx(peer, c);
-    peer->tx[0] = OB1X_MON_TX_ONE | (uint64_t) ob1x_mon_hist_bin(bytes);
-    peer->tx[1] = bytes;
+    peer->tx[0] = bytes;
+    peer->tx[1] = 1;
 }
 
 void ob1x_monitor_settle_comm(ompi_communicator_t *comm)
@@ -92,7 +101,7 @@ void ob1x_monitor_settle_comm(ompi_communicator_t *comm)
         ob1x_comm_peer_t *peer = &oc->peers[i];
         ob1x_mon_counts_t *c;
 
-        if (0 == peer->rx[0] && peer->tx[0] < OB1X_MON_TX_ONE) {
+        if (0 == peer->rx[0] && 0 == peer->tx[1]) {
             continue;
         }
         if (NULL == (c = peer_counts(comm, i))) {

@@ -50,27 +50,23 @@ static inline void ob1x_monitor_stage_recv(ob1x_comm_peer_t *peer, size_t bytes)
     ob1x_mon_add_pair(peer->rx, 1, bytes);
 }
 
-/* tx[0] of a peer slot: the staged sends' count above OB1X_MON_TX_BIN. */
-#define OB1X_MON_TX_BIN 0xffu
-#define OB1X_MON_TX_ONE 0x100u
-
 /* A send the inline record could not stage (another tag class, threads,
- * another size bin than the staged sends'), out of line. */
+ * another size than the staged run's), out of line. */
 void ob1x_monitor_send_other(struct ompi_communicator_t *comm, int rank, size_t bytes, int tag);
 
 /* One message of `bytes` packed bytes with tag sent to rank (in comm's
- * remote group). In a stream of one size class this is a few adds on the
- * first line of the peer's slot, which the send has just read: no line of
- * the engine's is touched until it reads. */
+ * remote group). In a stream of one size this is one compare and one add
+ * on the first line of the peer's slot, which the send reads anyway: no
+ * line of the engine's is touched until it reads, and the bytes and the
+ * histogram bin are worked out once per run when it is handed over. */
 static inline void ob1x_monitor_send(struct ompi_communicator_t *comm, int rank, size_t bytes,
                                      int tag)
 {
-    /* one address for the load and the adds (the slot's would be a second) */
+    /* one address for the compare and the add (the slot's would be a second) */
     uint64_t *tx = ob1x_comm_of(comm)->peers[rank].tx;
 
-    if (OPAL_LIKELY(ob1x_monitor_can_stage(tag) &&
-                    (uint32_t) (tx[0] & OB1X_MON_TX_BIN) == (uint32_t) ob1x_mon_hist_bin(bytes))) {
-        ob1x_mon_add_pair(tx, OB1X_MON_TX_ONE, bytes);
+    if (OPAL_LIKELY(ob1x_monitor_can_stage(tag) && tx[0] == bytes)) {
+        tx[1] += 1;
     } else {
         ob1x_monitor_send_other(comm, rank, bytes, tag);
     }

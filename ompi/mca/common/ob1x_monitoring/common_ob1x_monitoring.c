@@ -26,6 +26,10 @@ int ob1x_mon_state = OB1X_MON_OFF;
 int ob1x_mon_enable = OB1X_MON_OFF;
 int ob1x_mon_output = OB1X_MON_OUT_NONE;
 char *ob1x_mon_filename = NULL;
+int ob1x_mon_receives = OB1X_MON_RECV_AUTO;
+
+/* Whether receive-side counts are kept (ob1x_mon_want_receives). */
+static bool receives_wanted = false;
 
 /* The MCA variable's own string (owned by the MCA system). */
 static char *filename_param = NULL;
@@ -54,6 +58,33 @@ static opal_mutex_t other_lock = OPAL_MUTEX_STATIC_INIT;
 /* ------------------------------------------------------------------------ */
 /* MCA variables                                                            */
 
+static const mca_base_var_enum_value_t receives_values[] = {
+    {OB1X_MON_RECV_AUTO, "auto"}, {0, "no"}, {1, "yes"}, {0, NULL}};
+
+/* pml_monitoring_count_receives, by name or number (the MCA system
+ * rejects anything else and keeps the default). */
+static void receives_param_register(void)
+{
+    mca_base_var_enum_t *values = NULL;
+
+    if (OPAL_SUCCESS !=
+        mca_base_var_enum_create("pml_monitoring_count_receives", receives_values, &values)) {
+        values = NULL;
+    }
+    (void) mca_base_var_register(
+        "ompi", "pml", "monitoring", "count_receives",
+        "Receive-side counts of pml/ob1x (messages and bytes matched from each peer; Open MPI's "
+        "monitoring counts only at the sender): auto (-1, default) from the moment something "
+        "will show them (pml_monitoring_enable_output >= 1, a handle of a "
+        "pml_monitoring_messages_recv_* variable or of pml_monitoring_flush allocated), "
+        "no (0) never, yes (1) from MPI_Init (a few instructions per message received)",
+        MCA_BASE_VAR_TYPE_INT, values, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
+        &ob1x_mon_receives);
+    if (NULL != values) {
+        OBJ_RELEASE(values);
+    }
+}
+
 /* Registered once per process with framework "pml", component "monitoring"
  * (the stock names) but without DWG: closing a pml/monitoring component,
  * whose group they share, must not deregister them. */
@@ -79,6 +110,7 @@ static void params_register(void)
         "Turned off when MPI_T drives the monitoring through pml_monitoring_flush",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &ob1x_mon_output);
+    receives_param_register();
     (void) mca_base_var_register("ompi", "pml", "monitoring", "filename",
                                  "Base name of the monitoring files: each process writes "
                                  "<filename>.<MPI_COMM_WORLD rank>.prof",
@@ -107,17 +139,48 @@ int ob1x_mon_init(void)
     if (NULL != filename_param && '\0' != filename_param[0]) {
         ob1x_mon_filename = strdup(filename_param);
     }
+    if (OB1X_MON_OUT_NONE != ob1x_mon_output) {
+        ob1x_mon_want_receives(); /* the dump at MPI_Finalize shows them */
+    }
+    if (ob1x_mon_receives > 0) {
+        receives_wanted = true;
+    }
     ob1x_mon_set_recording(true);
     return OMPI_SUCCESS;
 }
 
 static int *state_mirror = NULL;
+static int *recv_mirror = NULL;
+
+/* The mirrors take the state; the receive one only while receives are
+ * counted. */
+static void publish_state(void)
+{
+    if (NULL != state_mirror) {
+        *state_mirror = ob1x_mon_state;
+    }
+    if (NULL != recv_mirror) {
+        *recv_mirror = receives_wanted ? ob1x_mon_state : OB1X_MON_OFF;
+    }
+}
 
 void ob1x_mon_set_state_mirror(int *word)
 {
     state_mirror = word;
-    if (NULL != word) {
-        *word = ob1x_mon_state;
+    publish_state();
+}
+
+void ob1x_mon_set_recv_state_mirror(int *word)
+{
+    recv_mirror = word;
+    publish_state();
+}
+
+void ob1x_mon_want_receives(void)
+{
+    if (0 != ob1x_mon_receives && !receives_wanted) {
+        receives_wanted = true;
+        publish_state();
     }
 }
 
@@ -131,9 +194,7 @@ void ob1x_mon_set_recording(bool on)
     } else {
         ob1x_mon_state = mode | (opal_using_threads() ? OB1X_MON_THREADS : 0);
     }
-    if (NULL != state_mirror) {
-        *state_mirror = ob1x_mon_state;
-    }
+    publish_state();
 }
 
 void ob1x_mon_finalize(void)

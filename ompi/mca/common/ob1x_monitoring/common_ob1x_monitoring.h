@@ -169,6 +169,20 @@ void ob1x_mon_set_settle(ob1x_mon_settle_fn_t fn);
  * paths test theirs. */
 void ob1x_mon_set_state_mirror(int *word);
 
+/* The same for a word that follows ob1x_mon_state only while receive-side
+ * counts are wanted (pml_monitoring_count_receives; OB1X_MON_OFF
+ * otherwise): what pml/ob1x's receive path tests, so that receives cost
+ * nothing until something will show them. */
+void ob1x_mon_set_recv_state_mirror(int *word);
+
+/* pml_monitoring_count_receives: auto, no (0), yes (1). */
+#define OB1X_MON_RECV_AUTO (-1)
+
+/* Receive-side counts will be shown (a dump, a handle of a receive
+ * variable or of the flush variable): count them from now on, unless
+ * pml_monitoring_count_receives is no. */
+void ob1x_mon_want_receives(void);
+
 /* --------------------------------------------------------------------------
  * Recording. "bytes" is the message's packed size (what the PML sends).
  * -------------------------------------------------------------------------- */

@@ -16,6 +16,7 @@
 extern int ob1x_mon_enable;     /* pml_monitoring_enable */
 extern int ob1x_mon_output;     /* pml_monitoring_enable_output; 0 once MPI_T drives */
 extern char *ob1x_mon_filename; /* our copy: the flush pvar may replace it */
+extern int ob1x_mon_receives;   /* pml_monitoring_count_receives */
 
 /* Has the PML hand over the counts it keeps (ob1x_mon_set_settle): call
  * before reading, dumping or resetting counts. */

@@ -59,6 +59,16 @@ static int peer_notify(mca_base_pvar_t *pvar, mca_base_pvar_event_t event, void 
     return start_stop(event);
 }
 
+/* A receive-side variable: receives are counted from its first handle on
+ * (pml_monitoring_count_receives auto). */
+static int recv_notify(mca_base_pvar_t *pvar, mca_base_pvar_event_t event, void *obj, int *count)
+{
+    if (MCA_BASE_PVAR_HANDLE_BIND == event) {
+        ob1x_mon_want_receives();
+    }
+    return peer_notify(pvar, event, obj, count);
+}
+
 static int hist_notify(mca_base_pvar_t *pvar, mca_base_pvar_event_t event, void *obj, int *count)
 {
     (void) pvar;
@@ -166,7 +176,8 @@ static int flush_notify(mca_base_pvar_t *pvar, mca_base_pvar_event_t event, void
     (void) pvar, (void) obj;
     switch (event) {
         case MCA_BASE_PVAR_HANDLE_BIND:
-            /* a phase starts from zero, as stock */
+            /* a phase starts from zero, as stock; its files show receives */
+            ob1x_mon_want_receives();
             ob1x_mon_reset();
             *count = NULL == ob1x_mon_filename ? 0 : (int) strlen(ob1x_mon_filename);
             return OMPI_SUCCESS;
@@ -195,6 +206,11 @@ typedef struct mon_pvar {
 #define PEER(fw, n, field, d)                                                                      \
     {                                                                                              \
         fw, n, d, MCA_BASE_PVAR_CLASS_SIZE, peer_get, peer_notify,                                 \
+            offsetof(ob1x_mon_counts_t, field)                                                     \
+    }
+#define RECV(n, field, d)                                                                          \
+    {                                                                                              \
+        "pml", n, d, MCA_BASE_PVAR_CLASS_SIZE, peer_get, recv_notify,                              \
             offsetof(ob1x_mon_counts_t, field)                                                     \
     }
 #define TOTAL(n, cls, field, d)                                                                    \
@@ -232,13 +248,14 @@ static const mon_pvar_t mon_pvars[] = {
          "tags sent to each peer (pml_monitoring_enable >= 2; else counted in messages_count)"),
     PEER("pml", "messages_internal_size", pml_int_bytes,
          "Bytes of messages with internal tags sent to each peer"),
-    PEER("pml", "messages_recv_count", recv_count,
-         "Number of messages received from each "
-         "peer (external tags only when pml_monitoring_enable >= 2; pml/ob1x only)"),
-    PEER("pml", "messages_recv_size", recv_bytes, "Bytes received from each peer"),
-    PEER("pml", "messages_recv_internal_count", recv_int_count,
+    RECV("messages_recv_count", recv_count,
+         "Number of messages received from each peer (external tags only when "
+         "pml_monitoring_enable >= 2; pml/ob1x only; counted from the first handle of a "
+         "receive variable on unless pml_monitoring_count_receives says otherwise)"),
+    RECV("messages_recv_size", recv_bytes, "Bytes received from each peer"),
+    RECV("messages_recv_internal_count", recv_int_count,
          "Number of messages with internal tags received from each peer"),
-    PEER("pml", "messages_recv_internal_size", recv_int_bytes,
+    RECV("messages_recv_internal_size", recv_int_bytes,
          "Bytes of messages with internal tags received from each peer"),
     TOTAL("messages_count_resettable", MCA_BASE_PVAR_CLASS_COUNTER, pml_count,
           "Number of messages sent to each peer through the PML, as a counter: each handle "

@@ -230,7 +230,8 @@ void ob1x_monitoring_fini(void)
         ob1x_mon_set_pml_records_itself(false);
         ob1x_mon_finalize();
         ob1x_mon_set_state_mirror(NULL);
-        ob1x_monitor_state = OB1X_MON_OFF;
+        ob1x_mon_set_recv_state_mirror(NULL);
+        ob1x_monitor_state = ob1x_monitor_recv_state = OB1X_MON_OFF;
     }
 }
 
@@ -245,6 +246,7 @@ int ob1x_enable(bool enable)
             ob1x_mon_set_pml_records_itself(true);
             ob1x_mon_set_settle(ob1x_monitor_settle);
             ob1x_mon_set_state_mirror(&ob1x_monitor_state);
+            ob1x_mon_set_recv_state_mirror(&ob1x_monitor_recv_state);
         }
     }
     return OMPI_SUCCESS;

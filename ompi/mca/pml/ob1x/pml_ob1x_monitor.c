@@ -22,6 +22,7 @@
 #include "pml_ob1x_monitor.h"
 
 int ob1x_monitor_state = OB1X_MON_OFF;
+int ob1x_monitor_recv_state = OB1X_MON_OFF;
 
 /* The counters of rank's process (in comm's remote group), found at
  * first use and kept in the peer slot; NULL when out of memory. */

@@ -23,10 +23,20 @@ BEGIN_C_DECLS
  * from ob1x's enable to its finalize: one load per test. */
 extern int ob1x_monitor_state __attribute__((visibility("hidden")));
 
+/* The same while receives are counted too (ob1x_mon_set_recv_state_mirror),
+ * OB1X_MON_OFF otherwise. */
+extern int ob1x_monitor_recv_state __attribute__((visibility("hidden")));
+
 /* True when messages are being recorded now. */
 static inline bool ob1x_monitor_on(void)
 {
     return __builtin_expect(0 != ob1x_monitor_state, 0);
+}
+
+/* True when matched receives are being recorded now. */
+static inline bool ob1x_monitor_recv_on(void)
+{
+    return __builtin_expect(0 != ob1x_monitor_recv_state, 0);
 }
 
 /* One message of `bytes` packed bytes with tag, counted at once (out of
@@ -42,6 +52,12 @@ void ob1x_monitor_msg(struct ompi_communicator_t *comm, int rank, size_t bytes, 
 static inline bool ob1x_monitor_can_stage(int tag)
 {
     return (tag | ob1x_monitor_state) >= 0;
+}
+
+/* The same for a receive, with the word its path tested. */
+static inline bool ob1x_monitor_can_stage_recv(int tag)
+{
+    return (tag | ob1x_monitor_recv_state) >= 0;
 }
 
 /* One receive of `bytes` staged in the sender's slot. */

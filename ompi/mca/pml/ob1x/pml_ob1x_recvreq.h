@@ -138,10 +138,10 @@ static inline void ob1x_recv_request_matched(ob1x_recv_request_t *req, ob1x_comm
         /* payload for the host copy (a device RGET decides in recv_rget) */
         ob1x_cuda_recv_stage(req);
     }
-    if (ob1x_monitor_on()) {
+    if (ob1x_monitor_recv_on()) {
         /* inline only the common case, staged in the sender's slot: the
          * fewer values it keeps live, the less it costs with recording off */
-        if (OPAL_LIKELY(ob1x_monitor_can_stage(hdr->tag))) {
+        if (OPAL_LIKELY(ob1x_monitor_can_stage_recv(hdr->tag))) {
             ob1x_monitor_stage_recv(peer, msg_length);
         } else {
             ob1x_recv_request_monitor(req, hdr, msg_length);

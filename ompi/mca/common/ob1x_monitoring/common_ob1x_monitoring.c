@@ -139,11 +139,8 @@ int ob1x_mon_init(void)
     if (NULL != filename_param && '\0' != filename_param[0]) {
         ob1x_mon_filename = strdup(filename_param);
     }
-    if (OB1X_MON_OUT_NONE != ob1x_mon_output) {
-        ob1x_mon_want_receives(); /* the dump at MPI_Finalize shows them */
-    }
-    if (ob1x_mon_receives > 0) {
-        receives_wanted = true;
+    if (ob1x_mon_receives > 0 || OB1X_MON_OUT_NONE != ob1x_mon_output) {
+        ob1x_mon_want_receives(); /* yes, or the dump at MPI_Finalize shows them */
     }
     ob1x_mon_set_recording(true);
     return OMPI_SUCCESS;

@@ -9,9 +9,9 @@
  * instructions), and their address kept in the communicator's peer slot:
  * the records that cannot be staged then cost one load, a branch and a few
  * adds. A receive adds its message and bytes to the sender's slot
- * (pml_ob1x_recvreq.h), a send one message to the receiver's run of sends
- * of its size (pml_ob1x_monitor.h), or of its histogram bin out of line;
- * both are handed to the engine before it
+ * (pml_ob1x_recvreq.h, while receives are counted), a send one message to
+ * the receiver's run of sends of its size (pml_ob1x_monitor.h), or of its
+ * histogram bin out of line; both are handed to the engine before it
  * reads, dumps or resets (ob1x_monitor_settle) and when the communicator
  * goes.
  */
@@ -71,7 +71,7 @@ void ob1x_monitor_send_other(ompi_communicator_t *comm, int rank, size_t bytes, 
 {
     ob1x_comm_peer_t *peer = &ob1x_comm_of(comm)->peers[rank];
     ob1x_mon_counts_t *c;
-    int bin = ob1x_mon_hist_bin(bytes);
+    int bin;
 
     if (!ob1x_monitor_can_stage(tag)) {
         ob1x_monitor_msg(comm, rank, bytes, tag, true);
@@ -80,6 +80,7 @@ void ob1x_monitor_send_other(ompi_communicator_t *comm, int rank, size_t bytes, 
     if (NULL == (c = peer_counts(comm, rank))) {
         return; /* out of memory: not counted, as in ob1x_monitor_msg */
     }
+    bin = ob1x_mon_hist_bin(bytes);
     if (0 != peer->tx[1] && bin == ob1x_mon_hist_bin(peer->tx[0])) {
         /* Another size of the run's bin joins the run; the bytes it has
          * beyond the run's size go to c now (unsigned: also when fewer),

@@ -155,10 +155,11 @@ void ob1x_mon_set_pml_records_itself(bool yes);
 bool ob1x_mon_pml_records_itself(void);
 
 /* A PML that keeps some counts of its own before handing them over
- * (pml/ob1x stages receive and send counts in its peer slots: two adds per
- * message, no lookup) registers the function that adds them to the
- * engine's counters (ob1x_mon_count_recvs, ob1x_mon_count_sends). The engine calls it before every read
- * (MPI_T, ob1x_mon_get_counts), dump and reset. NULL unregisters. */
+ * (pml/ob1x stages receive and send counts in its peer slots: an add or
+ * two per message, no lookup) registers the function that adds them to
+ * the engine's counters (ob1x_mon_count_recvs, ob1x_mon_count_sends). The
+ * engine calls it before every read (MPI_T, ob1x_mon_get_counts), dump and
+ * reset. NULL unregisters. */
 typedef void (*ob1x_mon_settle_fn_t)(void);
 void ob1x_mon_set_settle(ob1x_mon_settle_fn_t fn);
 
@@ -285,13 +286,12 @@ static inline int ob1x_mon_hist_bin(size_t bytes)
     return 63 ^ __builtin_clzll(((unsigned long long) bytes << 1) | 1);
 }
 
-/* Adds one (1, or a count's unit where it shares its word) to pair[0]
- * and bytes to pair[1] (a count and its bytes), one thread: two scalar
- * adds (merged into one vector add, what the compiler does unasked where
- * nothing follows, they cost five more instructions). */
-static inline void ob1x_mon_add_pair(uint64_t pair[2], uint64_t one, size_t bytes)
+/* Adds 1 to pair[0] and bytes to pair[1] (a count and its bytes), one
+ * thread: two scalar adds (merged into one vector add, what the compiler
+ * does unasked where nothing follows, they cost five more instructions). */
+static inline void ob1x_mon_add_pair(uint64_t pair[2], size_t bytes)
 {
-    pair[0] += one;
+    pair[0] += 1;
     __asm__ __volatile__("" ::: "memory");
     pair[1] += bytes;
 }
@@ -311,7 +311,7 @@ static inline void ob1x_mon_add_msg(uint64_t *count, size_t bytes, uint64_t *bin
         }
         return;
     }
-    ob1x_mon_add_pair(count, 1, bytes);
+    ob1x_mon_add_pair(count, bytes);
     if (NULL != bin) {
         *bin += 1;
     }

@@ -55,6 +55,13 @@ void ob1x_monitor_msg(ompi_communicator_t *comm, int rank, size_t bytes, int tag
     }
 }
 
+/* Hands the receives staged in the slot to c. */
+static void settle_rx(ob1x_comm_peer_t *peer, ob1x_mon_counts_t *c)
+{
+    ob1x_mon_count_recvs(c, peer->rx[0], peer->rx[1]);
+    peer->rx[0] = peer->rx[1] = 0;
+}
+
 /* Hands the run of sends staged in the slot to c; its size stays, so
  * that the stream goes on staging inline. */
 static void settle_tx(ob1x_comm_peer_t *peer, ob1x_mon_counts_t *c)
@@ -73,7 +80,7 @@ void ob1x_monitor_send_other(ompi_communicator_t *comm, int rank, size_t bytes, 
     ob1x_mon_counts_t *c;
     int bin;
 
-    if (!ob1x_monitor_can_stage(tag)) {
+    if (!ob1x_monitor_can_stage(tag, ob1x_monitor_state)) {
         ob1x_monitor_msg(comm, rank, bytes, tag, true);
         return;
     }
@@ -109,8 +116,7 @@ void ob1x_monitor_settle_comm(ompi_communicator_t *comm)
         if (NULL == (c = peer_counts(comm, i))) {
             continue; /* out of memory: kept for the next try */
         }
-        ob1x_mon_count_recvs(c, peer->rx[0], peer->rx[1]);
-        peer->rx[0] = peer->rx[1] = 0;
+        settle_rx(peer, c);
         settle_tx(peer, c);
     }
 }

@@ -46,24 +46,20 @@ static inline bool ob1x_monitor_recv_on(void)
 void ob1x_monitor_msg(struct ompi_communicator_t *comm, int rank, size_t bytes, int tag,
                       bool sent);
 
-/* Whether a message with tag can be staged in the peer's slot: one thread
- * (no atomics), external tag (internal ones may be counted apart). Both
- * are sign bits (OB1X_MON_THREADS): one or, one test. */
-static inline bool ob1x_monitor_can_stage(int tag)
+/* Whether a message with tag can be staged in the peer's slot, state
+ * being the word the caller's path tested (ob1x_monitor_state or
+ * ob1x_monitor_recv_state): one thread (no atomics), external tag
+ * (internal ones may be counted apart). Both are sign bits
+ * (OB1X_MON_THREADS): one or, one test. */
+static inline bool ob1x_monitor_can_stage(int tag, int state)
 {
-    return (tag | ob1x_monitor_state) >= 0;
-}
-
-/* The same for a receive, with the word its path tested. */
-static inline bool ob1x_monitor_can_stage_recv(int tag)
-{
-    return (tag | ob1x_monitor_recv_state) >= 0;
+    return (tag | state) >= 0;
 }
 
 /* One receive of `bytes` staged in the sender's slot. */
 static inline void ob1x_monitor_stage_recv(ob1x_comm_peer_t *peer, size_t bytes)
 {
-    ob1x_mon_add_pair(peer->rx, 1, bytes);
+    ob1x_mon_add_pair(peer->rx, bytes);
 }
 
 /* A send the inline record could not stage (another tag class, threads,
@@ -81,7 +77,7 @@ static inline void ob1x_monitor_send(struct ompi_communicator_t *comm, int rank,
     /* one address for the compare and the add (the slot's would be a second) */
     uint64_t *tx = ob1x_comm_of(comm)->peers[rank].tx;
 
-    if (OPAL_LIKELY(ob1x_monitor_can_stage(tag) && tx[0] == bytes)) {
+    if (OPAL_LIKELY(ob1x_monitor_can_stage(tag, ob1x_monitor_state) && tx[0] == bytes)) {
         tx[1] += 1;
     } else {
         ob1x_monitor_send_other(comm, rank, bytes, tag);

@@ -141,7 +141,7 @@ static inline void ob1x_recv_request_matched(ob1x_recv_request_t *req, ob1x_comm
     if (ob1x_monitor_recv_on()) {
         /* inline only the common case, staged in the sender's slot: the
          * fewer values it keeps live, the less it costs with recording off */
-        if (OPAL_LIKELY(ob1x_monitor_can_stage_recv(hdr->tag))) {
+        if (OPAL_LIKELY(ob1x_monitor_can_stage(hdr->tag, ob1x_monitor_recv_state))) {
             ob1x_monitor_stage_recv(peer, msg_length);
         } else {
             ob1x_recv_request_monitor(req, hdr, msg_length);
